@@ -1,0 +1,1 @@
+//! The harness checker: salsa queries, name resolution, types, layer isolation, diagnostics and lowering.

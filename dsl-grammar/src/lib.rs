@@ -1,0 +1,1 @@
+//! The harness language's tokens, recovering parser, syntax tree and reference grammar.

@@ -1,0 +1,1 @@
+//! Noisy Collaborative Battleship: rules, boards, questions, belief backends and kernels.

@@ -1,0 +1,1 @@
+//! The harness runtime: values, snapshots, interpreter, turn loop, sim.next, events and the Game trait.

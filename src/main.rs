@@ -1,0 +1,12 @@
+//! The `harness` command line: the only place that renders diagnostics, writes files and prints.
+
+use clap::Parser;
+
+/// Write, check, run and ablate declarative agent harnesses.
+#[derive(Parser)]
+#[command(name = "harness", version, about)]
+struct Cli {}
+
+fn main() {
+    let _cli = Cli::parse();
+}

@@ -1,0 +1,1 @@
+//! The harness standard library: builtin registry, statistics, information measures and LLM effects.

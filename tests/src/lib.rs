@@ -1,0 +1,1 @@
+//! The data-driven test corpus: .harness cases with inline expectations and snapshots.
