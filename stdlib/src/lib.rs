@@ -1,1 +1,4 @@
 //! The harness standard library: builtin registry, statistics, information measures and LLM effects.
+
+/// Language-model effects: providers, typed replies, bounded calls, accounting, record and replay.
+pub mod llm;
