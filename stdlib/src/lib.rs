@@ -2,3 +2,6 @@
 
 /// Language-model effects: providers, typed replies, bounded calls, accounting, record and replay.
 pub mod llm;
+
+/// Statistics for experiments: Wilson intervals, bootstrap intervals, moving averages.
+pub mod stats;

@@ -175,7 +175,10 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::UnknownProvider(name) => {
-                write!(f, "unknown LLM provider {name:?}: expected `ollama` or `openai`")
+                write!(
+                    f,
+                    "unknown LLM provider {name:?}: expected `ollama` or `openai`"
+                )
             }
             ConfigError::InvalidBaseUrl(url) => write!(
                 f,
