@@ -83,7 +83,11 @@ impl Placement {
             return None;
         }
         let (row, col) = (start.row(), start.col());
-        let fits = if horizontal { col + len <= 8 } else { row + len <= 8 };
+        let fits = if horizontal {
+            col + len <= 8
+        } else {
+            row + len <= 8
+        };
         if !fits {
             return None;
         }
@@ -131,7 +135,11 @@ const fn line_mask(row: usize, col: usize, len: usize, horizontal: bool) -> u64 
     let mut mask = 0u64;
     let mut k = 0;
     while k < len {
-        let idx = if horizontal { row * 8 + col + k } else { (row + k) * 8 + col };
+        let idx = if horizontal {
+            row * 8 + col + k
+        } else {
+            (row + k) * 8 + col
+        };
         mask |= 1u64 << idx;
         k += 1;
     }
@@ -178,8 +186,14 @@ impl PlacementTable {
 }
 
 static PLACEMENT_TABLES: [PlacementTable; MAX_SHIP_LEN + 1] = [
-    PlacementTable { masks: [0; MAX_PLACEMENTS], len: 0 },
-    PlacementTable { masks: [0; MAX_PLACEMENTS], len: 0 },
+    PlacementTable {
+        masks: [0; MAX_PLACEMENTS],
+        len: 0,
+    },
+    PlacementTable {
+        masks: [0; MAX_PLACEMENTS],
+        len: 0,
+    },
     PlacementTable::build(2),
     PlacementTable::build(3),
     PlacementTable::build(4),
@@ -300,7 +314,10 @@ impl Board {
 
     /// The colour of the ship on `cell`, if any.
     pub fn ship_at(&self, cell: Cell) -> Option<Color> {
-        self.ships.iter().find(|s| s.mask() & cell.bit() != 0).map(|s| s.color)
+        self.ships
+            .iter()
+            .find(|s| s.mask() & cell.bit() != 0)
+            .map(|s| s.color)
     }
 
     /// True when at least one cell of `region` holds a ship: the only question predicate.
@@ -347,12 +364,33 @@ mod tests {
 
     #[test]
     fn board_rejects_overlap() {
-        let a = Ship { color: Color::Red, placement: Placement::new(Cell::at(0, 0).unwrap(), 3, true).unwrap() };
-        let b = Ship { color: Color::Green, placement: Placement::new(Cell::at(0, 2).unwrap(), 2, false).unwrap() };
-        let c = Ship { color: Color::Purple, placement: Placement::new(Cell::at(5, 0).unwrap(), 2, true).unwrap() };
-        let d = Ship { color: Color::Orange, placement: Placement::new(Cell::at(7, 0).unwrap(), 2, true).unwrap() };
-        assert_eq!(Board::new([a, b, c, d]), Err(BoardError::Overlap(Color::Red, Color::Green)));
-        let b2 = Ship { color: Color::Red, ..b };
-        assert_eq!(Board::new([a, b2, c, d]), Err(BoardError::DuplicateColor(Color::Red)));
+        let a = Ship {
+            color: Color::Red,
+            placement: Placement::new(Cell::at(0, 0).unwrap(), 3, true).unwrap(),
+        };
+        let b = Ship {
+            color: Color::Green,
+            placement: Placement::new(Cell::at(0, 2).unwrap(), 2, false).unwrap(),
+        };
+        let c = Ship {
+            color: Color::Purple,
+            placement: Placement::new(Cell::at(5, 0).unwrap(), 2, true).unwrap(),
+        };
+        let d = Ship {
+            color: Color::Orange,
+            placement: Placement::new(Cell::at(7, 0).unwrap(), 2, true).unwrap(),
+        };
+        assert_eq!(
+            Board::new([a, b, c, d]),
+            Err(BoardError::Overlap(Color::Red, Color::Green))
+        );
+        let b2 = Ship {
+            color: Color::Red,
+            ..b
+        };
+        assert_eq!(
+            Board::new([a, b2, c, d]),
+            Err(BoardError::DuplicateColor(Color::Red))
+        );
     }
 }

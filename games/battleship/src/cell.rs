@@ -112,7 +112,10 @@ impl FromStr for Cell {
         {
             return Err(bad());
         }
-        Cell::at(letter as usize - 'A' as usize, digit as usize - '1' as usize)
+        Cell::at(
+            letter as usize - 'A' as usize,
+            digit as usize - '1' as usize,
+        )
     }
 }
 

@@ -43,7 +43,10 @@ impl Spotter {
     /// A spotter with its own stream seed and flip probability. With `epsilon <= 0` it always
     /// tells the truth and never draws.
     pub fn noisy(stream_seed: i64, epsilon: f64) -> Self {
-        Self { rng: Prng::new(stream_seed), epsilon }
+        Self {
+            rng: Prng::new(stream_seed),
+            epsilon,
+        }
     }
 
     /// A truthful spotter (the grand protocol's real answers are not flipped).
@@ -58,7 +61,11 @@ impl Spotter {
 
     /// Reports the answer to `truth`: flipped when a draw falls below ε, else the truth.
     pub fn answer(&mut self, truth: bool) -> bool {
-        if self.epsilon > 0.0 && self.rng.next_f64() < self.epsilon { !truth } else { truth }
+        if self.epsilon > 0.0 && self.rng.next_f64() < self.epsilon {
+            !truth
+        } else {
+            truth
+        }
     }
 }
 
@@ -128,7 +135,15 @@ pub struct Game {
 impl Game {
     /// A fresh game on `board`.
     pub fn new(board: Board, protocol: Protocol, spotter: Spotter) -> Self {
-        Self { board, protocol, spotter, hits: 0, misses: 0, turn: 0, questions: Vec::new() }
+        Self {
+            board,
+            protocol,
+            spotter,
+            hits: 0,
+            misses: 0,
+            turn: 0,
+            questions: Vec::new(),
+        }
     }
 
     /// The true board (for referees and tests; a captain must not read it).
@@ -245,7 +260,12 @@ impl Game {
             }
             _ => (None, None),
         };
-        Ok(ShotOutcome { cell, hit, color, sunk })
+        Ok(ShotOutcome {
+            cell,
+            hit,
+            color,
+            sunk,
+        })
     }
 
     /// Asks `question`. Counts a turn and a question, and returns the spotter's answer to
@@ -276,7 +296,11 @@ impl Game {
 
     /// Current metrics.
     pub fn metrics(&self) -> Metrics {
-        Metrics::new(self.hit_count(), self.shots_fired(), self.total_ship_cells())
+        Metrics::new(
+            self.hit_count(),
+            self.shots_fired(),
+            self.total_ship_cells(),
+        )
     }
 }
 
@@ -294,14 +318,26 @@ pub struct Metrics {
 impl Metrics {
     /// Metrics from counts, computed as the reference's MEL does (precision and recall first).
     pub fn new(hits: u32, shots: u32, ship_cells: u32) -> Self {
-        let precision = if shots == 0 { 0.0 } else { f64::from(hits) / f64::from(shots) };
-        let recall = if ship_cells == 0 { 0.0 } else { f64::from(hits) / f64::from(ship_cells) };
+        let precision = if shots == 0 {
+            0.0
+        } else {
+            f64::from(hits) / f64::from(shots)
+        };
+        let recall = if ship_cells == 0 {
+            0.0
+        } else {
+            f64::from(hits) / f64::from(ship_cells)
+        };
         let f1 = if precision + recall == 0.0 {
             0.0
         } else {
             2.0 * precision * recall / (precision + recall)
         };
-        Self { precision, recall, f1 }
+        Self {
+            precision,
+            recall,
+            f1,
+        }
     }
 }
 
@@ -350,7 +386,9 @@ mod tests {
     fn losing_at_forty_shots() {
         let board = paper_board(0).unwrap();
         let mut game = Game::new(board, Protocol::Paper, Spotter::truthful());
-        let water: Vec<Cell> = Cell::all().filter(|c| board.union() & c.bit() == 0).collect();
+        let water: Vec<Cell> = Cell::all()
+            .filter(|c| board.union() & c.bit() == 0)
+            .collect();
         for &c in water.iter().take(39) {
             game.shoot(c).unwrap();
         }
@@ -371,7 +409,13 @@ mod tests {
         assert_eq!((b.color, b.sunk), (Some(Color::Red), Some(Color::Red)));
         assert_eq!(game.sunk(), [true, false, false, false]);
         let tracker = game.tracker();
-        assert_eq!(tracker.iter().filter(|e| e.sunk == Some(Color::Red)).count(), 1);
+        assert_eq!(
+            tracker
+                .iter()
+                .filter(|e| e.sunk == Some(Color::Red))
+                .count(),
+            1
+        );
         assert_eq!(tracker.iter().filter(|e| e.sunk.is_some()).count(), 1);
     }
 

@@ -70,7 +70,12 @@ impl fmt::Display for ParseBoardError {
                 write!(f, "row {} has {fields} fields, expected 8", row + 1)
             }
             Self::BadSymbol { row, col, symbol } => {
-                write!(f, "row {} field {}: `{symbol}` is not one of W R G P O", row + 1, col + 1)
+                write!(
+                    f,
+                    "row {} field {}: `{symbol}` is not one of W R G P O",
+                    row + 1,
+                    col + 1
+                )
             }
             Self::MissingShip(c) => write!(f, "the board has no {c} ship"),
             Self::NotStraight(c) => write!(f, "the {c} ship is not a straight segment"),
@@ -84,7 +89,11 @@ impl std::error::Error for ParseBoardError {}
 /// Parses one board file: 8 lines of 8 comma-separated symbols, `W` water and `R G P O` ships.
 /// Surrounding whitespace and a trailing newline are accepted; anything else is a typed error.
 pub fn parse_grand_board(text: &str) -> Result<Board, ParseBoardError> {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     if lines.len() != 8 {
         return Err(ParseBoardError::RowCount(lines.len()));
     }
@@ -92,7 +101,10 @@ pub fn parse_grand_board(text: &str) -> Result<Board, ParseBoardError> {
     for (row, line) in lines.iter().enumerate() {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != 8 {
-            return Err(ParseBoardError::FieldCount { row, fields: fields.len() });
+            return Err(ParseBoardError::FieldCount {
+                row,
+                fields: fields.len(),
+            });
         }
         for (col, field) in fields.iter().enumerate() {
             let color = match *field {
@@ -102,7 +114,11 @@ pub fn parse_grand_board(text: &str) -> Result<Board, ParseBoardError> {
                 "P" => Color::Purple,
                 "O" => Color::Orange,
                 other => {
-                    return Err(ParseBoardError::BadSymbol { row, col, symbol: other.to_string() });
+                    return Err(ParseBoardError::BadSymbol {
+                        row,
+                        col,
+                        symbol: other.to_string(),
+                    });
                 }
             };
             masks[color.index()] |= 1u64 << (row * 8 + col);
@@ -123,7 +139,9 @@ pub fn parse_grand_board(text: &str) -> Result<Board, ParseBoardError> {
 
 /// Grand board with index 0..18 (`B01` = 0), parsed from the embedded file; `None` out of range.
 pub fn grand_board(index: usize) -> Option<Result<Board, ParseBoardError>> {
-    GRAND_BOARD_FILES.get(index).map(|text| parse_grand_board(text))
+    GRAND_BOARD_FILES
+        .get(index)
+        .map(|text| parse_grand_board(text))
 }
 
 /// One entry of Grand's ship tracker: a ship length, and the colour once that ship is sunk.
@@ -186,7 +204,9 @@ mod tests {
 
     #[test]
     fn embedded_boards_match_the_reference_table() {
-        let cells = [12, 12, 13, 13, 15, 10, 11, 10, 15, 9, 15, 9, 15, 15, 11, 18, 13, 11];
+        let cells = [
+            12, 12, 13, 13, 15, 10, 11, 10, 15, 9, 15, 9, 15, 15, 11, 18, 13, 11,
+        ];
         for (i, row) in TABLE.iter().enumerate() {
             let board = grand_board(i).expect("index").expect("parses");
             let got: Vec<String> = board
@@ -209,13 +229,25 @@ mod tests {
         let good = GRAND_BOARD_FILES[0];
         assert_eq!(parse_grand_board(""), Err(ParseBoardError::RowCount(0)));
         let short = good.replacen("W,W,W,W,W,W,W,W", "W,W,W", 1);
-        assert_eq!(parse_grand_board(&short), Err(ParseBoardError::FieldCount { row: 0, fields: 3 }));
+        assert_eq!(
+            parse_grand_board(&short),
+            Err(ParseBoardError::FieldCount { row: 0, fields: 3 })
+        );
         let bad = good.replacen('W', "X", 1);
-        assert!(matches!(parse_grand_board(&bad), Err(ParseBoardError::BadSymbol { row: 0, col: 0, .. })));
+        assert!(matches!(
+            parse_grand_board(&bad),
+            Err(ParseBoardError::BadSymbol { row: 0, col: 0, .. })
+        ));
         let no_red = good.replace('R', "W");
-        assert_eq!(parse_grand_board(&no_red), Err(ParseBoardError::MissingShip(Color::Red)));
+        assert_eq!(
+            parse_grand_board(&no_red),
+            Err(ParseBoardError::MissingShip(Color::Red))
+        );
         let bent = good.replacen('W', "R", 1);
-        assert_eq!(parse_grand_board(&bent), Err(ParseBoardError::NotStraight(Color::Red)));
+        assert_eq!(
+            parse_grand_board(&bent),
+            Err(ParseBoardError::NotStraight(Color::Red))
+        );
     }
 
     #[test]

@@ -6,8 +6,12 @@ use crate::board::{Board, Color, NUM_SHIPS, Placement, Ship};
 use crate::prng::Prng;
 
 /// The paper fleet in placement order: (colour, length). 14 ship cells.
-pub const PAPER_FLEET: [(Color, usize); NUM_SHIPS] =
-    [(Color::Red, 5), (Color::Green, 4), (Color::Purple, 3), (Color::Orange, 2)];
+pub const PAPER_FLEET: [(Color, usize); NUM_SHIPS] = [
+    (Color::Red, 5),
+    (Color::Green, 4),
+    (Color::Purple, 3),
+    (Color::Orange, 2),
+];
 
 /// Board ids of the suite, B01..B18.
 pub const PAPER_BOARD_IDS: [&str; 18] = [
@@ -33,7 +37,11 @@ pub struct GenerateError {
 
 impl fmt::Display for GenerateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "generateBoard({}) could not place the {} ship", self.seed, self.color)
+        write!(
+            f,
+            "generateBoard({}) could not place the {} ship",
+            self.seed, self.color
+        )
     }
 }
 
@@ -49,9 +57,17 @@ pub fn generate_board(seed: i64) -> Result<Board, GenerateError> {
         let placement = Placement::from_mask(masks[i]).ok_or(GenerateError { seed, color })?;
         ships[i] = Some(Ship { color, placement });
     }
-    let ships = ships.map(|s| s.ok_or(GenerateError { seed, color: Color::Red }));
+    let ships = ships.map(|s| {
+        s.ok_or(GenerateError {
+            seed,
+            color: Color::Red,
+        })
+    });
     let [a, b, c, d] = ships;
-    Board::new([a?, b?, c?, d?]).map_err(|_| GenerateError { seed, color: Color::Red })
+    Board::new([a?, b?, c?, d?]).map_err(|_| GenerateError {
+        seed,
+        color: Color::Red,
+    })
 }
 
 /// The generator's core, returning the four ship masks in fleet order and the union. It is the
@@ -88,7 +104,11 @@ pub(crate) fn generate_masks(seed: i64) -> Result<([u64; NUM_SHIPS], u64), Gener
 
 fn line(row: usize, col: usize, len: usize, horizontal: bool) -> u64 {
     (0..len).fold(0u64, |m, k| {
-        let idx = if horizontal { row * 8 + col + k } else { (row + k) * 8 + col };
+        let idx = if horizontal {
+            row * 8 + col + k
+        } else {
+            (row + k) * 8 + col
+        };
         m | 1u64 << idx
     })
 }
@@ -123,24 +143,96 @@ mod tests {
 
     /// §1.4 of the anchor spec: placements and game seeds of the suite.
     const TABLE: [(&str, [&str; 4], [i64; 3]); 18] = [
-        ("B01", ["F2-F6 H", "A2-D2 V", "H2-H4 H", "D6-E6 V"], [64964, 988485, 1912006]),
-        ("B02", ["F3-F7 H", "C2-C5 H", "E1-G1 V", "E4-E5 H"], [64965, 988486, 1912007]),
-        ("B03", ["F2-F6 H", "D1-G1 V", "B5-D5 V", "D2-D3 H"], [64966, 988487, 1912008]),
-        ("B04", ["F3-F7 H", "B7-E7 V", "C1-C3 H", "D1-D2 H"], [64967, 988488, 1912009]),
-        ("B05", ["F3-F7 H", "G3-G6 H", "C3-E3 V", "B1-B2 H"], [64968, 988489, 1912010]),
-        ("B06", ["F2-F6 H", "C8-F8 V", "B5-B7 H", "H2-H3 H"], [64969, 988490, 1912011]),
-        ("B07", ["F3-F7 H", "B3-B6 H", "E2-G2 V", "B2-C2 V"], [64970, 988491, 1912012]),
-        ("B08", ["G2-G6 H", "B3-B6 H", "F3-F5 H", "H4-H5 H"], [64971, 988492, 1912013]),
-        ("B09", ["G3-G7 H", "C8-F8 V", "C4-E4 V", "A1-A2 H"], [64972, 988493, 1912014]),
-        ("B10", ["G2-G6 H", "B4-B7 H", "C4-C6 H", "H1-H2 H"], [64994, 988515, 1912036]),
-        ("B11", ["G3-G7 H", "B7-E7 V", "E1-G1 V", "B4-B5 H"], [64995, 988516, 1912037]),
-        ("B12", ["G3-G7 H", "D1-G1 V", "A5-C5 V", "E5-F5 V"], [64996, 988517, 1912038]),
-        ("B13", ["G3-G7 H", "C2-C5 H", "H3-H5 H", "E6-F6 V"], [64997, 988518, 1912039]),
-        ("B14", ["G3-G7 H", "A2-D2 V", "D8-F8 V", "C5-D5 V"], [64998, 988519, 1912040]),
-        ("B15", ["G2-G6 H", "F2-F5 H", "D1-D3 H", "A5-B5 V"], [64999, 988520, 1912041]),
-        ("B16", ["H1-H5 H", "D8-G8 V", "E5-E7 H", "A8-B8 V"], [65000, 988521, 1912042]),
-        ("B17", ["H1-H5 H", "D3-D6 H", "A2-C2 V", "E1-E2 H"], [65001, 988522, 1912043]),
-        ("B18", ["H1-H5 H", "A7-D7 V", "D4-D6 H", "C1-C2 H"], [65002, 988523, 1912044]),
+        (
+            "B01",
+            ["F2-F6 H", "A2-D2 V", "H2-H4 H", "D6-E6 V"],
+            [64964, 988485, 1912006],
+        ),
+        (
+            "B02",
+            ["F3-F7 H", "C2-C5 H", "E1-G1 V", "E4-E5 H"],
+            [64965, 988486, 1912007],
+        ),
+        (
+            "B03",
+            ["F2-F6 H", "D1-G1 V", "B5-D5 V", "D2-D3 H"],
+            [64966, 988487, 1912008],
+        ),
+        (
+            "B04",
+            ["F3-F7 H", "B7-E7 V", "C1-C3 H", "D1-D2 H"],
+            [64967, 988488, 1912009],
+        ),
+        (
+            "B05",
+            ["F3-F7 H", "G3-G6 H", "C3-E3 V", "B1-B2 H"],
+            [64968, 988489, 1912010],
+        ),
+        (
+            "B06",
+            ["F2-F6 H", "C8-F8 V", "B5-B7 H", "H2-H3 H"],
+            [64969, 988490, 1912011],
+        ),
+        (
+            "B07",
+            ["F3-F7 H", "B3-B6 H", "E2-G2 V", "B2-C2 V"],
+            [64970, 988491, 1912012],
+        ),
+        (
+            "B08",
+            ["G2-G6 H", "B3-B6 H", "F3-F5 H", "H4-H5 H"],
+            [64971, 988492, 1912013],
+        ),
+        (
+            "B09",
+            ["G3-G7 H", "C8-F8 V", "C4-E4 V", "A1-A2 H"],
+            [64972, 988493, 1912014],
+        ),
+        (
+            "B10",
+            ["G2-G6 H", "B4-B7 H", "C4-C6 H", "H1-H2 H"],
+            [64994, 988515, 1912036],
+        ),
+        (
+            "B11",
+            ["G3-G7 H", "B7-E7 V", "E1-G1 V", "B4-B5 H"],
+            [64995, 988516, 1912037],
+        ),
+        (
+            "B12",
+            ["G3-G7 H", "D1-G1 V", "A5-C5 V", "E5-F5 V"],
+            [64996, 988517, 1912038],
+        ),
+        (
+            "B13",
+            ["G3-G7 H", "C2-C5 H", "H3-H5 H", "E6-F6 V"],
+            [64997, 988518, 1912039],
+        ),
+        (
+            "B14",
+            ["G3-G7 H", "A2-D2 V", "D8-F8 V", "C5-D5 V"],
+            [64998, 988519, 1912040],
+        ),
+        (
+            "B15",
+            ["G2-G6 H", "F2-F5 H", "D1-D3 H", "A5-B5 V"],
+            [64999, 988520, 1912041],
+        ),
+        (
+            "B16",
+            ["H1-H5 H", "D8-G8 V", "E5-E7 H", "A8-B8 V"],
+            [65000, 988521, 1912042],
+        ),
+        (
+            "B17",
+            ["H1-H5 H", "D3-D6 H", "A2-C2 V", "E1-E2 H"],
+            [65001, 988522, 1912043],
+        ),
+        (
+            "B18",
+            ["H1-H5 H", "A7-D7 V", "D4-D6 H", "C1-C2 H"],
+            [65002, 988523, 1912044],
+        ),
     ];
 
     #[test]
@@ -148,7 +240,11 @@ mod tests {
         for (i, (id, placements, _)) in TABLE.iter().enumerate() {
             assert_eq!(PAPER_BOARD_IDS[i], *id);
             let board = paper_board(i).expect("suite board");
-            let got: Vec<String> = board.ships().iter().map(|s| s.placement.to_string()).collect();
+            let got: Vec<String> = board
+                .ships()
+                .iter()
+                .map(|s| s.placement.to_string())
+                .collect();
             assert_eq!(got, placements.to_vec(), "{id}");
             assert_eq!(board.ship_cells(), 14);
         }

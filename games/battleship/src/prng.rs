@@ -12,7 +12,9 @@ impl Prng {
     /// does (wrapping), and a zero state becomes 1.
     pub fn new(seed: i64) -> Self {
         let state = seed as i32;
-        Self { state: if state == 0 { 1 } else { state } }
+        Self {
+            state: if state == 0 { 1 } else { state },
+        }
     }
 
     /// Advances the state and returns it reinterpreted as an unsigned 32-bit integer.
@@ -47,9 +49,18 @@ mod tests {
 
     #[test]
     fn golden_vectors() {
-        assert_eq!(first5(1), [270369, 67601921, 1815334946, 3502570521, 2813889786]);
-        assert_eq!(first5(1001), [265902391, 3138044488, 2335854281, 2660071608, 47607509]);
-        assert_eq!(first5(65001), [3892810967, 1228032697, 214449131, 2099157009, 1838058751]);
+        assert_eq!(
+            first5(1),
+            [270369, 67601921, 1815334946, 3502570521, 2813889786]
+        );
+        assert_eq!(
+            first5(1001),
+            [265902391, 3138044488, 2335854281, 2660071608, 47607509]
+        );
+        assert_eq!(
+            first5(65001),
+            [3892810967, 1228032697, 214449131, 2099157009, 1838058751]
+        );
     }
 
     #[test]
