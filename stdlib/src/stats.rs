@@ -47,10 +47,22 @@ pub fn wilson(successes: u64, trials: u64, level: f64) -> Interval {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = z * ((p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt()) / denominator;
+    // At p = 0 and p = 1 the bound is exactly 0 or 1; the closed form only gets there up to
+    // rounding, so the edges are set exactly.
+    let lo = if successes == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if successes >= trials {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     Interval {
         estimate: p,
-        lo: (centre - half).max(0.0),
-        hi: (centre + half).min(1.0),
+        lo,
+        hi,
     }
 }
 
