@@ -5,3 +5,6 @@ pub mod llm;
 
 /// Statistics for experiments: Wilson intervals, bootstrap intervals, moving averages.
 pub mod stats;
+
+/// Ablation summaries: per-stack rows, marginals and the heavy-lifting verdict.
+pub mod ablation;
