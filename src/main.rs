@@ -2,6 +2,8 @@
 
 use clap::Parser;
 
+mod results;
+
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
 #[command(name = "harness", version, about)]
