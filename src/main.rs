@@ -2,6 +2,7 @@
 
 use clap::Parser;
 
+mod plot;
 mod results;
 
 /// Write, check, run and ablate declarative agent harnesses.
