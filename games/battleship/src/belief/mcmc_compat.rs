@@ -126,8 +126,9 @@ impl McmcCompat {
     }
 
     /// One Metropolis–Hastings step. Draws: the ship, then (if any placement is legal) the
-    /// placement, then (only for a finite negative Δ) the acceptance uniform.
-    pub(crate) fn step(&mut self) {
+    /// placement, then (only for a finite negative Δ) the acceptance uniform. Exposed for
+    /// benchmarks; the observation methods already run the chain.
+    pub fn step(&mut self) {
         let s = self.rng.next_int(NUM_SHIPS);
         let cur = self.current[s];
         let mut others = 0;
@@ -183,8 +184,9 @@ impl McmcCompat {
     }
 
     /// Re-establishes shot consistency and re-runs the chain: burn-in, then N samples 5 steps
-    /// apart.
-    fn refresh(&mut self) {
+    /// apart (3,500 steps for N = 500). Every observation does this; calling it again advances
+    /// the streams.
+    pub fn refresh(&mut self) {
         self.ensure_shot_consistent();
         self.current_lp = self.log_posterior(self.current.iter().fold(0, |a, &m| a | m));
         for _ in 0..self.burn_in {

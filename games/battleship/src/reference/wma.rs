@@ -85,29 +85,25 @@ impl Policy for Wma {
             return best_in(front).map(|(c, _)| Decision::Shoot(c));
         }
         let asked = game.asked();
-        let candidates: Option<(Scorer, Box<dyn Fn(Family) -> bool>)> =
-            if game.questions_remaining() == 0 {
-                None
-            } else if h == 0 {
-                (self.count(asked, Bucket::Coarse) < self.coarse_budget).then(|| {
-                    (
-                        Scorer::Coarse,
-                        Box::new(|f: Family| f.group() == Group::Coarse)
-                            as Box<dyn Fn(Family) -> bool>,
-                    )
-                })
-            } else if game.turn() >= self.late_game_turn {
-                (self.count(asked, Bucket::Late) < self.late_budget).then(|| {
-                    let pick = |f: Family| f.group() == Group::Coarse || f == Family::Block2x2;
-                    (
-                        Scorer::Salvage,
-                        Box::new(pick) as Box<dyn Fn(Family) -> bool>,
-                    )
-                })
+        let phase = if game.questions_remaining() == 0 {
+            None
+        } else if h == 0 {
+            (self.count(asked, Bucket::Coarse) < self.coarse_budget).then_some(Bucket::Coarse)
+        } else if game.turn() >= self.late_game_turn {
+            (self.count(asked, Bucket::Late) < self.late_budget).then_some(Bucket::Late)
+        } else {
+            None
+        };
+        if let Some(phase) = phase {
+            // Before the first hit: every coarse template, coarse scorer. Late: coarse templates
+            // and 2x2 blocks, salvage scorer.
+            let (scorer, in_family): (Scorer, fn(Family) -> bool) = if phase == Bucket::Coarse {
+                (Scorer::Coarse, |f| f.group() == Group::Coarse)
             } else {
-                None
+                (Scorer::Salvage, |f| {
+                    f.group() == Group::Coarse || f == Family::Block2x2
+                })
             };
-        if let Some((scorer, in_family)) = candidates {
             let ctx = ScoringContext::new(belief.samples(), hits, misses, total, game.epsilon());
             let mut best: Option<(usize, f64)> = None;
             for (i, q) in catalogue().iter().enumerate() {
