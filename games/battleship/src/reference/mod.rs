@@ -144,7 +144,7 @@ pub fn play_game(
     belief: &mut dyn Belief,
     policy: &mut dyn Policy,
 ) -> Result<Vec<ActionRecord>, RunError> {
-    let epsilon = game.epsilon();
+    let epsilon = game.model_epsilon();
     let mut actions = Vec::new();
     while !game.is_over() {
         match policy.decide(&game, belief).ok_or(RunError::NoDecision)? {

@@ -403,7 +403,7 @@ impl Policy for Mra {
             .max()
             .unwrap_or(0);
 
-        let ctx = ScoringContext::new(belief.samples(), hits, misses, total, game.epsilon());
+        let ctx = ScoringContext::new(belief.samples(), hits, misses, total, game.model_epsilon());
         let mut cache: [Option<BestQuestion>; 3] = [None; 3];
         let mut best = |mode: Bucket| -> BestQuestion {
             *cache[bucket_index(mode)].get_or_insert_with(|| {
