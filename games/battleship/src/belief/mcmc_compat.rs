@@ -274,6 +274,21 @@ mod tests {
     }
 
     #[test]
+    fn every_sample_is_a_valid_paper_board() {
+        let mut b = McmcCompat::new(988485, 200).unwrap();
+        b.observe_answer(0xFF, false, 0.1);
+        b.observe_shot(&shot("D4", false));
+        for ships in &b.samples().ships {
+            let mut union = 0u64;
+            for (s, &mask) in ships.iter().enumerate() {
+                assert!(placement_masks(PAPER_FLEET[s].1).contains(&mask));
+                assert_eq!(union & mask, 0, "ships overlap");
+                union |= mask;
+            }
+        }
+    }
+
+    #[test]
     fn answers_shift_the_posterior() {
         let row_a = 0xFF;
         let mut yes = McmcCompat::new(7, 300).unwrap();
