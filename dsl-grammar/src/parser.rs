@@ -429,7 +429,8 @@ impl<'t> Parser<'t> {
     }
 
     /// Skips tokens up to a synchronisation point for `level` (or one accepted by `stop` outside
-    /// brackets), an unmatched closing bracket, or the end. Lexical errors in the skipped text
+    /// brackets), an unmatched closing bracket that ends the enclosing construct, or the end.
+    /// Stray closing brackets that close nothing at this level are skipped with the rest. Lexical errors in the skipped text
     /// are still reported. Returns the end of the skipped text.
     fn skip_to(&mut self, level: Level, stop: &dyn Fn(Tok) -> bool) -> u32 {
         let mut depth = 0usize;
@@ -444,10 +445,10 @@ impl<'t> Parser<'t> {
             match tok.kind {
                 K::LParen | K::LBracket | K::LBrace => depth += 1,
                 K::RParen | K::RBracket | K::RBrace => {
-                    if depth == 0 {
+                    if depth == 0 && closes_level(tok.kind, level) {
                         break;
                     }
-                    depth -= 1;
+                    depth = depth.saturating_sub(1);
                 }
                 _ => {}
             }
@@ -1596,25 +1597,29 @@ impl<'t> Parser<'t> {
                     };
                 }
                 K::LBrace => {
+                    // A path followed by `{` is a record literal only when the brace opens a
+                    // record body (`{}` or `{ name:`); otherwise the brace belongs to what
+                    // follows, such as the next rule of a `decide` block or a block's result.
+                    let body_follows = self.nth(1) == K::RBrace
+                        || (self.nth(1) == K::Ident && self.nth(2) == K::Colon);
                     let Some(path) = expr_path(&expr) else {
                         return Ok(expr);
                     };
+                    if !body_follows || (no_record && self.nth(1) == K::RBrace) {
+                        return Ok(expr);
+                    }
                     if no_record {
                         // `if x == Budget { coarse: 1 } {`: say what is wrong instead of
                         // complaining about the `:` inside what looks like the `if` block.
-                        if self.nth(1) == K::Ident && self.nth(2) == K::Colon {
-                            let span = self.tok().span;
-                            self.report(
-                                SyntaxErrorKind::RecordInCondition,
-                                span,
-                                "a record literal is not allowed directly in a condition; wrap \
-                                 it in parentheses"
-                                    .to_string(),
-                                None,
-                            );
-                        } else {
-                            return Ok(expr);
-                        }
+                        let span = self.tok().span;
+                        self.report(
+                            SyntaxErrorKind::RecordInCondition,
+                            span,
+                            "a record literal is not allowed directly in a condition; wrap it \
+                             in parentheses"
+                                .to_string(),
+                            None,
+                        );
                     }
                     let (fields, close) = self.parse_delimited(
                         K::LBrace,
@@ -2011,6 +2016,17 @@ impl<'t> Parser<'t> {
             }
         }
         value
+    }
+}
+
+/// True when an unmatched `closer` ends the construct around a `level`: any bracket ends a
+/// list entry, only `}` ends a member or a statement (it closes the layer or the block), and
+/// nothing encloses an item.
+fn closes_level(closer: TokenKind, level: Level) -> bool {
+    match level {
+        Level::Item => false,
+        Level::Member | Level::Stmt => closer == K::RBrace,
+        Level::Entry => true,
     }
 }
 
