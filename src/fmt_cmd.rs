@@ -26,7 +26,11 @@ use harness_grammar::format::{FormatError, format, line_col};
 /// failure (1) otherwise.
 pub fn run(paths: &[PathBuf], check: bool) -> ExitCode {
     let default = [PathBuf::from(".")];
-    let roots = if paths.is_empty() { &default[..] } else { paths };
+    let roots = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
     let mut ok = true;
     let mut files = Vec::new();
     for root in roots {

@@ -114,8 +114,7 @@ fn verify(input: &str, parsed: &Parse, output: &str) -> Result<(), FormatError> 
             error.message
         )));
     }
-    if erase_spans(&format!("{:?}", parsed.file)) != erase_spans(&format!("{:?}", reparsed.file))
-    {
+    if erase_spans(&format!("{:?}", parsed.file)) != erase_spans(&format!("{:?}", reparsed.file)) {
         return Err(FormatError::Unstable(
             "the output parses to a different syntax tree".to_string(),
         ));
@@ -459,10 +458,9 @@ fn fits(doc: &Doc, rest: &[(usize, Mode, &Doc)], remaining: usize) -> bool {
                     return true;
                 }
             }
-            Doc::HardLine
-            | Doc::BlankLine
-            | Doc::LeadingComment(..)
-            | Doc::TrailingComment(_) => return true,
+            Doc::HardLine | Doc::BlankLine | Doc::LeadingComment(..) | Doc::TrailingComment(_) => {
+                return true;
+            }
             Doc::IfBreak(s) => {
                 if mode == Mode::Break {
                     remaining -= s.len() as isize;
@@ -797,7 +795,12 @@ impl<'t> Printer<'t> {
             let mut inner = Vec::new();
             self.flush_trailing(close, &mut inner);
             self.flush(close, false, &mut inner);
-            return group(vec![text(open), indent(inner), Doc::SoftLine, text(close_text)]);
+            return group(vec![
+                text(open),
+                indent(inner),
+                Doc::SoftLine,
+                text(close_text),
+            ]);
         }
         let mut inner = Vec::new();
         self.flush_trailing(span(&entries[0]).start, &mut inner);
@@ -828,7 +831,10 @@ impl<'t> Printer<'t> {
             docs.push(text(" "));
             docs.push(self.expr(value, false));
         } else {
-            docs.push(group(vec![indent(vec![Doc::Line, self.expr(value, false)])]));
+            docs.push(group(vec![indent(vec![
+                Doc::Line,
+                self.expr(value, false),
+            ])]));
         }
         concat(docs)
     }
@@ -840,19 +846,20 @@ impl<'t> Printer<'t> {
     fn file(&mut self, file: &File) -> Doc {
         let mut docs = Vec::new();
         let mut prev_end: Option<u32> = None;
-        let mut entry = |p: &mut Self, docs: &mut Vec<Doc>, span: Span, doc: &dyn Fn(&mut Self) -> Doc| {
-            p.flush_trailing(span.start, docs);
-            if let Some(end) = prev_end {
-                docs.push(Doc::HardLine);
-                let to = p.pending_comment_before(span.start).unwrap_or(span.start);
-                if has_blank_line(p.text, end, to) {
-                    docs.push(Doc::BlankLine);
+        let mut entry =
+            |p: &mut Self, docs: &mut Vec<Doc>, span: Span, doc: &dyn Fn(&mut Self) -> Doc| {
+                p.flush_trailing(span.start, docs);
+                if let Some(end) = prev_end {
+                    docs.push(Doc::HardLine);
+                    let to = p.pending_comment_before(span.start).unwrap_or(span.start);
+                    if has_blank_line(p.text, end, to) {
+                        docs.push(Doc::BlankLine);
+                    }
                 }
-            }
-            p.flush(span.start, true, docs);
-            docs.push(doc(p));
-            prev_end = Some(span.end);
-        };
+                p.flush(span.start, true, docs);
+                docs.push(doc(p));
+                prev_end = Some(span.end);
+            };
         if let Some(module) = &file.module {
             let start = self.next_token(K::KwHarness, 0);
             let span = Span {
@@ -937,7 +944,10 @@ impl<'t> Printer<'t> {
     fn variant(&mut self, variant: &Variant) -> Doc {
         let mut docs = vec![text(variant.name.name.clone())];
         if !variant.payload.is_empty() {
-            let close = self.next_token(K::RParen, variant.payload[variant.payload.len() - 1].span().end);
+            let close = self.next_token(
+                K::RParen,
+                variant.payload[variant.payload.len() - 1].span().end,
+            );
             docs.push(self.hlist(
                 ("(", ")", false),
                 &variant.payload,
@@ -966,13 +976,23 @@ impl<'t> Printer<'t> {
     }
 
     fn typed_params(&mut self, params: &[TypedParam], after: u32) -> Doc {
-        let close = self.close_of(K::LParen, K::RParen, after, params.last().map(|p| p.span.end));
+        let close = self.close_of(
+            K::LParen,
+            K::RParen,
+            after,
+            params.last().map(|p| p.span.end),
+        );
         self.hlist(
             ("(", ")", false),
             params,
             close,
             |p| p.span,
-            |p, param| concat(vec![text(format!("{}: ", param.name.name)), p.ty(&param.ty)]),
+            |p, param| {
+                concat(vec![
+                    text(format!("{}: ", param.name.name)),
+                    p.ty(&param.ty),
+                ])
+            },
         )
     }
 
@@ -1302,9 +1322,13 @@ impl<'t> Printer<'t> {
                     expr.span.start,
                     items.last().map(|i| i.span.end),
                 );
-                self.hlist(("[", "]", false), items, close, |e| e.span, |p, e| {
-                    p.expr(e, false)
-                })
+                self.hlist(
+                    ("[", "]", false),
+                    items,
+                    close,
+                    |e| e.span,
+                    |p, e| p.expr(e, false),
+                )
             }
             ExprKind::Record { name, fields } => {
                 let close = self.close_of(
@@ -1333,10 +1357,9 @@ impl<'t> Printer<'t> {
             | ExprKind::Call(..)
             | ExprKind::MethodCall(..)
             | ExprKind::Index(..) => self.postfix(expr, no_record),
-            ExprKind::Unary(UnaryOp::Neg, operand) => concat(vec![
-                text("-"),
-                self.operand(operand, PREC_NEG, no_record),
-            ]),
+            ExprKind::Unary(UnaryOp::Neg, operand) => {
+                concat(vec![text("-"), self.operand(operand, PREC_NEG, no_record)])
+            }
             ExprKind::Unary(UnaryOp::Not, operand) => concat(vec![
                 text("not "),
                 self.operand(operand, PREC_NOT, no_record),
@@ -1351,9 +1374,18 @@ impl<'t> Printer<'t> {
                     arms.last().map(|a| a.span.end),
                 );
                 let scrutinee = self.expr(scrutinee, true);
-                let arms = self.vblock(arms, close, |a| a.span, |p, arm| {
-                    concat(vec![p.pattern(&arm.pattern), p.rhs("=>", &arm.body), text(",")])
-                });
+                let arms = self.vblock(
+                    arms,
+                    close,
+                    |a| a.span,
+                    |p, arm| {
+                        concat(vec![
+                            p.pattern(&arm.pattern),
+                            p.rhs("=>", &arm.body),
+                            text(","),
+                        ])
+                    },
+                );
                 concat(vec![text("match "), scrutinee, text(" "), arms])
             }
             ExprKind::Block(..) => {
@@ -1494,18 +1526,25 @@ impl<'t> Printer<'t> {
                 self.args(args, name.span.end),
             ]),
             Segment::Call(args, callee) => self.args(args, callee.end),
-            Segment::Index(index) => {
-                concat(vec![text("["), self.expr(index, false), text("]")])
-            }
+            Segment::Index(index) => concat(vec![text("["), self.expr(index, false), text("]")]),
         }
     }
 
     fn args(&mut self, args: &[Arg], after: u32) -> Doc {
         let close = self.close_of(K::LParen, K::RParen, after, args.last().map(|a| a.span.end));
-        self.hlist(("(", ")", false), args, close, |a| a.span, |p, arg| match &arg.name {
-            Some(name) => concat(vec![text(format!("{}: ", name.name)), p.expr(&arg.value, false)]),
-            None => p.expr(&arg.value, false),
-        })
+        self.hlist(
+            ("(", ")", false),
+            args,
+            close,
+            |a| a.span,
+            |p, arg| match &arg.name {
+                Some(name) => concat(vec![
+                    text(format!("{}: ", name.name)),
+                    p.expr(&arg.value, false),
+                ]),
+                None => p.expr(&arg.value, false),
+            },
+        )
     }
 
     /// `if .. { a } else if .. { b } else { c }`, on one line when it fits, otherwise with each
@@ -1513,15 +1552,12 @@ impl<'t> Printer<'t> {
     fn if_expr(&mut self, expr: &Expr) -> Doc {
         let mut docs = vec![text("if ")];
         let mut current = expr;
-        loop {
-            let ExprKind::If {
-                guards,
-                then,
-                otherwise,
-            } = &current.kind
-            else {
-                break;
-            };
+        while let ExprKind::If {
+            guards,
+            then,
+            otherwise,
+        } = &current.kind
+        {
             docs.push(self.guards(guards));
             docs.push(text(" {"));
             self.flush_trailing(then.span.start, &mut docs);
@@ -1558,7 +1594,9 @@ impl<'t> Printer<'t> {
             docs.push(text(" = "));
             docs.push(self.expr(value, false));
             docs.push(text(";"));
-            let next = lets.get(i + 1).map_or(result.span.start, |(p, _)| p.span.start);
+            let next = lets
+                .get(i + 1)
+                .map_or(result.span.start, |(p, _)| p.span.start);
             self.flush_trailing(next, &mut docs);
             docs.push(Doc::Line);
         }

@@ -213,7 +213,10 @@ fn the_layout_does_not_depend_on_the_original_layout() {
         for _ in 0..8 {
             let shuffled = relayout(&text, &mut rng);
             let out = format(&shuffled).unwrap_or_else(|e| {
-                panic!("{}: relayout did not format: {e}\n{shuffled}", path.display())
+                panic!(
+                    "{}: relayout did not format: {e}\n{shuffled}",
+                    path.display()
+                )
             });
             assert_eq!(
                 out,
@@ -236,9 +239,10 @@ fn files_with_syntax_errors_are_not_formatted() {
         }
         other => panic!("expected syntax errors, got {other:?}"),
     }
-    let invalid = repository_files()
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("invalid_")));
+    let invalid = repository_files().into_iter().filter(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("invalid_"))
+    });
     let mut seen = 0;
     for path in invalid {
         let text = std::fs::read_to_string(&path).expect("corpus files are UTF-8");
@@ -321,7 +325,10 @@ fn long_lines_break_at_the_width() {
     let out = formatted(&text);
     assert!(out.lines().count() > 2, "{out}");
     assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
-    assert!(out.contains("  argument_11,\n)"), "trailing comma when broken:\n{out}");
+    assert!(
+        out.contains("  argument_11,\n)"),
+        "trailing comma when broken:\n{out}"
+    );
 
     let short = "const A: Int = call(a, b,)\n";
     assert_eq!(formatted(short), "const A: Int = call(a, b)\n");
@@ -389,4 +396,38 @@ fn snapshot_long_expressions() {
         computed blk: Int = { let a = compute_a_really_long_thing(x, y, z); let b = compute_b_really_long_thing(a, a); a * b + 1 }\n\
         }\n";
     insta::assert_snapshot!(formatted(text));
+}
+
+#[test]
+fn deep_nesting_formats_without_overflow() {
+    let depth = 100;
+    let calls = format!(
+        "const A: Int = {}1{}\n",
+        "f(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let parens = format!(
+        "const B: Int = {}1{}\n",
+        "(1 - ".repeat(depth),
+        ")".repeat(depth)
+    );
+    let lists = format!(
+        "const C: Int = {}{}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    for text in [calls, parens, lists] {
+        assert!(parse(&text).errors.is_empty(), "{text}");
+        let out = formatted(&text);
+        assert_eq!(formatted(&out), out);
+    }
+}
+
+#[test]
+fn carriage_returns_become_line_feeds() {
+    let text = "/// Doc.\r\nconst A: Int = 1 // one\r\n\r\n\r\nconst B: Int = 2\r\n";
+    assert_eq!(
+        formatted(text),
+        "/// Doc.\nconst A: Int = 1 // one\n\nconst B: Int = 2\n"
+    );
 }
