@@ -8,7 +8,7 @@
 //!
 //! # How it works
 //!
-//! The printer walks the tree and builds a small document ([`Doc`]) in the style of Wadler's
+//! The printer walks the tree and builds a small document (`Doc`) in the style of Wadler's
 //! "prettier printer": text, line breaks that become a space or a newline, groups that are laid
 //! out flat when they fit and broken otherwise, and indentation. The renderer then chooses the
 //! layout of each group from the outside in, so the outermost construct breaks first.
