@@ -1,6 +1,6 @@
 //! The canonical formatter behind `harness fmt`.
 //!
-//! [`format`] parses a file and prints its syntax tree in one canonical layout: two-space
+//! [`format()`] parses a file and prints its syntax tree in one canonical layout: two-space
 //! indentation, one member, field, statement or rule per line, `{` on the line of its header,
 //! spaces around binary operators, and lines of at most [`WIDTH`] characters where the code
 //! allows it. Blank lines between entries are kept (a run collapses to one); everything else
@@ -25,7 +25,7 @@
 //!
 //! A file with syntax errors is not formatted. After formatting, the output is parsed again and
 //! compared with the input: the same tree (ignoring spans) and the same comments. If they differ,
-//! which would be a bug in this module, [`format`] returns [`FormatError::Unstable`] instead of
+//! which would be a bug in this module, [`format()`] returns [`FormatError::Unstable`] instead of
 //! text that would change the program or lose a comment.
 
 use std::fmt;
