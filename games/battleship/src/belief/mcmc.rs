@@ -205,8 +205,7 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let back_b = completions(ev, cands, j, old_j, rest | s.ships[i]);
     let union = fixed | new_j;
     let log_lik = ev.log_likelihood(union);
-    let log_ratio =
-        log_lik - s.log_lik + ((a * b) as f64).ln() - ((back_a * back_b) as f64).ln();
+    let log_ratio = log_lik - s.log_lik + ((a * b) as f64).ln() - ((back_a * back_b) as f64).ln();
     if accept(log_ratio, rng) {
         s.ships[i] = new_i;
         s.ships[j] = new_j;
@@ -329,9 +328,8 @@ impl Mcmc {
     pub fn refresh(&mut self) {
         let ev = &self.evidence;
         let cands = &self.cands;
-        let stored: Vec<usize> = (0..self.samples.len())
-            .filter(|&i| ev.is_consistent(&self.samples.ships[i]))
-            .collect();
+        // The stored samples that agree with the shots are only needed to restart a chain.
+        let mut stored: Option<Vec<usize>> = None;
         let config = self.config;
         let mut fresh = SampleSet::default();
         let weight = 1.0 / config.samples as f64;
@@ -342,6 +340,11 @@ impl Mcmc {
                 .filter(|s| ev.is_consistent(&s.ships))
                 .map(|s| State::new(s.ships, ev));
             chain.state = keep.or_else(|| {
+                let stored = stored.get_or_insert_with(|| {
+                    (0..self.samples.len())
+                        .filter(|&i| ev.is_consistent(&self.samples.ships[i]))
+                        .collect()
+                });
                 let start = if stored.is_empty() {
                     sample_prior(ev, cands, rng).or_else(|| search_consistent(ev, cands, rng))
                 } else {
@@ -357,7 +360,8 @@ impl Mcmc {
             }
             // Chains share the N samples as evenly as possible, the first ones taking the
             // remainder.
-            let share = config.samples / config.chains + usize::from(k < config.samples % config.chains);
+            let share =
+                config.samples / config.chains + usize::from(k < config.samples % config.chains);
             for _ in 0..share {
                 for _ in 0..config.thin {
                     self.kernel.step(ev, cands, state, rng);

@@ -6,9 +6,7 @@ mod mcmc;
 mod mcmc_compat;
 mod smc;
 
-pub use evidence::{
-    Evidence, Fleet, FleetError, reweight_untempered, untempered_likelihood,
-};
+pub use evidence::{Evidence, Fleet, FleetError, reweight_untempered, untempered_likelihood};
 pub use exact::{ExactError, ExactPosterior};
 pub use mcmc::{Mcmc, McmcConfig};
 pub use mcmc_compat::McmcCompat;

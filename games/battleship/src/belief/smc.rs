@@ -125,8 +125,7 @@ impl Smc {
             // apart, so the set spreads out from the searched board.
             for _ in 0..n {
                 for _ in 0..self.config.rejuvenation_steps.max(1) * 4 {
-                    self.kernel
-                        .step(ev, &self.cands, &mut state, &mut self.rng);
+                    self.kernel.step(ev, &self.cands, &mut state, &mut self.rng);
                 }
                 self.particles.push(state.ships, 1.0);
                 self.log_liks.push(state.log_lik);
