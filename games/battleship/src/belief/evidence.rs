@@ -11,6 +11,7 @@ use std::fmt;
 
 use crate::board::{MAX_SHIP_LEN, MIN_SHIP_LEN, NUM_SHIPS, Placement, placement_masks};
 use crate::game::ShotOutcome;
+use crate::grand::TrackerEntry;
 use crate::kernels::LIKELIHOOD_FLOOR;
 use crate::paper::PAPER_FLEET;
 
@@ -19,12 +20,15 @@ use crate::paper::PAPER_FLEET;
 pub enum FleetError {
     /// A ship length is outside 2..=5.
     BadLength(usize),
+    /// A tracker listed this many ships instead of four.
+    ShipCount(usize),
 }
 
 impl fmt::Display for FleetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::BadLength(n) => write!(f, "ship length {n} is outside 2..=5"),
+            Self::ShipCount(n) => write!(f, "the tracker lists {n} ships, not {NUM_SHIPS}"),
         }
     }
 }
@@ -70,6 +74,15 @@ impl Fleet {
         // Sorting makes equal multisets compare equal.
         lengths.sort_unstable();
         Self::checked(lengths, false)
+    }
+
+    /// The unlabelled fleet of Grand's ship tracker ([`crate::Game::tracker`]): the lengths it
+    /// lists, without the colours of the ships still afloat.
+    pub fn from_tracker(entries: &[TrackerEntry]) -> Result<Self, FleetError> {
+        match entries {
+            [a, b, c, d] => Self::unlabelled([a.len, b.len, c.len, d.len]),
+            _ => Err(FleetError::ShipCount(entries.len())),
+        }
     }
 
     fn checked(lengths: [usize; NUM_SHIPS], labelled: bool) -> Result<Self, FleetError> {

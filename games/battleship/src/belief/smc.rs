@@ -35,7 +35,8 @@ impl Default for SmcConfig {
 }
 
 /// The SMC belief. Particle weights are normalized after every update; the ESS reported is
-/// 1/Σw² of those weights.
+/// 1/Σw² of those weights. A particle a shot contradicts stays in the set with weight 0 until the
+/// next resampling, so the set always holds N particles.
 #[derive(Clone, Debug)]
 pub struct Smc {
     config: SmcConfig,
