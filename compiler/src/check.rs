@@ -27,6 +27,8 @@ pub enum NodeKind {
     Computed,
     /// A function.
     Fn,
+    /// A constant.
+    Const,
     /// An action.
     Action,
     /// Code that runs inside every preview: handlers and models.
@@ -497,7 +499,7 @@ impl Checker<'_> {
                 }
             }
             ast::Item::Const(decl) => {
-                self.begin(Ctx::Const, NodeKind::Other, Some(self.item_key(&decl.name.name)), decl.name.span);
+                self.begin(Ctx::Const, NodeKind::Const, Some(self.item_key(&decl.name.name)), decl.name.span);
                 let ty = self.resolve(&decl.ty);
                 let mut value = self.check(&decl.value, &ty);
                 self.fix_expr(&mut value);
