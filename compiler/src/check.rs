@@ -1077,13 +1077,9 @@ impl Checker<'_> {
                 place.path.push(ir::PlaceStep::Index(key));
                 Some((place, elem))
             }
+            // The parser accepts only names, fields and elements as places.
             _ => {
-                self.error(
-                    Code::NotAPlace,
-                    target.span,
-                    "this expression cannot be patched".to_owned(),
-                    Some("patch a state field, a field of it or an element of it: `patch n = n + 1`".into()),
-                );
+                self.push(Diagnostic::internal(target.span, "the parser produced a patch target that is not a place"));
                 None
             }
         }
@@ -1527,7 +1523,7 @@ impl Checker<'_> {
             _ => (self.fresh(false), false),
         };
         let lowered_items: Vec<Lowered> = items.iter().map(|item| self.check(item, &elem)).collect();
-        if items.is_empty() && !matches!(hint, Some(Ty::Set(_) | Ty::List(_))) {
+        if items.is_empty() && !matches!(hint, Some(Ty::Set(_) | Ty::List(_) | Ty::Error)) {
             self.pending.push((elem.clone(), span));
         }
         if is_set {

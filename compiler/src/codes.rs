@@ -176,12 +176,12 @@ codes! {
 
     UnknownGameMember = "E0108", Error, "unknown game query",
         explanation: "`game.NAME` is not a query of the game's agent-visible view. Ground truth is never visible to a harness, so only the view's queries exist.",
-        example: "use game battleship\nconst N: Int = game.shots_lft",
+        example: "use game battleship\nlayer l {\n  computed n: Int = game.shots_lft\n}",
         fix: "Use one of the game's queries; the help suggests the closest.";
 
     NoGame = "E0109", Error, "`game` used without `use game`",
         explanation: "The file refers to `game` (a query, an effect or an observation) but does not say which game it is written for.",
-        example: "const N: Int = game.shots_left",
+        example: "layer l {\n  computed n: Int = game.shots_left\n}",
         fix: "Add `use game <name>` at the top of the file.";
 
     UnknownLayer = "E0110", Error, "unknown layer",
@@ -238,11 +238,6 @@ codes! {
         explanation: "Closures exist only as arguments of builtins such as `filter` or `max_by`; they cannot be stored, returned or called, which keeps every evaluation bounded.",
         example: "fn f() -> Int = { let g = |x| x; 1 }",
         fix: "Pass the closure directly to the builtin that uses it, or write a `fn`.";
-
-    NotAPlace = "E0210", Error, "not a place",
-        explanation: "A `patch` writes a state field, a field of it or an element of it; other expressions cannot be written.",
-        example: "layer l {\n  state { n: Int = 0 }\n  action a() { patch n + 1 = 2 }\n}",
-        fix: "Patch a state field: `patch n = n + 1`.";
 
     RefutablePattern = "E0211", Error, "refutable pattern in `let`",
         explanation: "A `let` must bind every possible value; a pattern such as `Some(x)` does not match `None`.",
