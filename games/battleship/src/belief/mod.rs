@@ -1,8 +1,18 @@
 //! The belief interface over weighted board samples, and its implementations.
 
+mod evidence;
+mod exact;
+mod mcmc;
 mod mcmc_compat;
+mod smc;
 
+pub use evidence::{
+    Evidence, Fleet, FleetError, reweight_untempered, untempered_likelihood,
+};
+pub use exact::{ExactError, ExactPosterior};
+pub use mcmc::{Mcmc, McmcConfig};
 pub use mcmc_compat::McmcCompat;
+pub use smc::{Smc, SmcConfig};
 
 use crate::board::NUM_SHIPS;
 use crate::game::ShotOutcome;
