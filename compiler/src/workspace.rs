@@ -5,8 +5,9 @@
 //!
 //! let mut workspace = Workspace::new(SignatureSet::default());
 //! workspace.set_file("a.harness", "const N: Int = 0.5");
-//! let diagnostics = workspace.diagnostics();
-//! assert_eq!(diagnostics[0].code.as_str(), "E0201");
+//! let codes: Vec<&str> = workspace.diagnostics().iter().map(|d| d.code.as_str()).collect();
+//! // The value is a `Float` where an `Int` is declared, and the constant is never used.
+//! assert_eq!(codes, ["W0004", "E0201"]);
 //! ```
 
 use std::collections::BTreeMap;
