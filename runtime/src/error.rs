@@ -4,8 +4,19 @@
 //! and what to do, and the source span responsible. The runtime records it in the trace and in
 //! the episode's result; only the command line renders it.
 
-use harness_grammar::Span;
-use serde::Serialize;
+use harness_compiler::ir::SrcSpan;
+use serde::{Serialize, Serializer};
+
+/// Serialises a source span as `{"file": 0, "start": 3, "end": 9}`.
+pub(crate) fn serialize_span<S: Serializer>(span: &SrcSpan, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Plain {
+        file: u32,
+        start: u32,
+        end: u32,
+    }
+    Plain { file: span.file, start: span.start, end: span.end }.serialize(s)
+}
 
 /// The kinds of runtime error, each with a stable code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -40,6 +51,8 @@ pub enum ErrorCode {
     BadModel,
     /// `R0015`: a chosen action was not available when it was applied.
     Unavailable,
+    /// `R0016`: a layer switch or `--set` names something unknown or gives a bad value.
+    BadSwitch,
 }
 
 impl ErrorCode {
@@ -61,6 +74,7 @@ impl ErrorCode {
             ErrorCode::EffectRejected => "R0013",
             ErrorCode::BadModel => "R0014",
             ErrorCode::Unavailable => "R0015",
+            ErrorCode::BadSwitch => "R0016",
         }
     }
 }
@@ -76,7 +90,8 @@ pub struct RuntimeError {
     /// What went wrong and, where it helps, what to do.
     pub message: String,
     /// The source span responsible.
-    pub span: Span,
+    #[serde(serialize_with = "serialize_span")]
+    pub span: SrcSpan,
     /// For [`ErrorCode::RequiresFailed`], the declared error code (`BUDGET_CLOSED`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared: Option<String>,
@@ -84,7 +99,7 @@ pub struct RuntimeError {
 
 impl RuntimeError {
     /// An error of `kind` at `span`.
-    pub fn new(kind: ErrorCode, span: Span, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorCode, span: SrcSpan, message: impl Into<String>) -> Self {
         Self { code: kind.code(), kind, message: message.into(), span, declared: None }
     }
 

@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use harness_grammar::Span;
+use harness_compiler::ir::SrcSpan;
 use serde::Serialize;
 
-use crate::error::RuntimeError;
+use crate::error::{RuntimeError, serialize_span};
 use crate::value::Value;
 
 /// The phases of a turn, in order, plus the episode's start and end.
@@ -43,7 +43,8 @@ pub struct Event {
     /// The layer responsible, if any.
     pub layer: Option<String>,
     /// The source span responsible (the handler, rule, action or expression).
-    pub span: Span,
+    #[serde(serialize_with = "serialize_span")]
+    pub span: SrcSpan,
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
@@ -69,7 +70,7 @@ pub enum EventKind {
         /// The value after.
         new: Value,
     },
-    /// `sim.next` previewed an action.
+    /// A preview made by `sim.next` was read (`expect`, `prob` or `branches`).
     Preview {
         /// The previewed action.
         action: String,
@@ -77,6 +78,10 @@ pub enum EventKind {
         args: Vec<Value>,
         /// The number of weighted successor snapshots.
         branches: usize,
+        /// The reading: `expect`, `prob` or `branches`.
+        reading: String,
+        /// What the reading returned.
+        value: Value,
     },
     /// A gate (a `revise when` condition) was evaluated.
     Gate {
@@ -175,7 +180,7 @@ mod tests {
             turn: 2,
             phase: Phase::Act,
             layer: Some("belief".into()),
-            span: Span::new(3, 9),
+            span: SrcSpan { file: 0, start: 3, end: 9 },
             kind: EventKind::Patch {
                 field: "belief.probes".into(),
                 old: Value::Int(1),
@@ -184,7 +189,7 @@ mod tests {
         };
         assert_eq!(
             event.to_json_line(),
-            r#"{"turn":2,"phase":"act","layer":"belief","span":{"start":3,"end":9},"event":"patch","field":"belief.probes","old":1,"new":0.1}"#
+            r#"{"turn":2,"phase":"act","layer":"belief","span":{"file":0,"start":3,"end":9},"event":"patch","field":"belief.probes","old":1,"new":0.1}"#
         );
     }
 }

@@ -13,7 +13,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::ser::{SerializeMap, SerializeSeq};
+use harness_compiler::types::RecordTy;
 use serde::{Serialize, Serializer};
+
+use crate::snapshot::{Preview, Snapshot};
 
 /// A finite 64-bit float. NaN and the infinities cannot be represented, so an arithmetic result
 /// that is not finite becomes a runtime error instead of a silent NaN.
@@ -69,19 +72,49 @@ pub trait Opaque: Send + Sync + fmt::Debug + 'static {
     fn as_any(&self) -> &dyn Any;
 }
 
-/// A record value: a type name and its fields in declaration order.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A record value: its type and its field values in the type's declaration order.
+#[derive(Clone, Debug)]
 pub struct RecordValue {
-    /// The record type's name.
-    pub type_name: Arc<str>,
-    /// The fields, in declaration order.
-    pub fields: Vec<(Arc<str>, Value)>,
+    /// The record type, which names the fields.
+    pub ty: Arc<RecordTy>,
+    /// The field values, in declaration order of `ty`.
+    pub values: Vec<Value>,
 }
 
 impl RecordValue {
     /// The value of the field called `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+        let index = self.ty.fields.iter().position(|(n, _)| n == name)?;
+        self.values.get(index)
+    }
+
+    /// The type's name, or `record` for an anonymous record type.
+    pub fn type_name(&self) -> &str {
+        self.ty.name.as_deref().unwrap_or("record")
+    }
+}
+
+// Records compare by their values first; the type only separates records of different types,
+// which the checker never lets meet, so the common case never walks the type.
+impl PartialEq for RecordValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for RecordValue {}
+
+impl PartialOrd for RecordValue {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for RecordValue {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.values.cmp(&other.values).then_with(|| {
+            if Arc::ptr_eq(&self.ty, &other.ty) { Ordering::Equal } else { self.ty.cmp(&other.ty) }
+        })
     }
 }
 
@@ -125,6 +158,10 @@ pub enum Value {
     Variant(Arc<VariantValue>),
     /// A value of a game or standard-library type.
     Opaque(Arc<dyn Opaque>),
+    /// One successor snapshot of a preview, read with `s.member`.
+    Snapshot(Arc<Snapshot>),
+    /// The result of `sim.next`: weighted successor snapshots.
+    Preview(Arc<Preview>),
     /// A closure argument handed to a native function: an index into the closures of the
     /// current evaluation. Closures never escape the call they are passed to, so the index is
     /// valid for exactly as long as the value exists.
@@ -212,10 +249,12 @@ impl Value {
             Value::List(_) => "List",
             Value::Set(_) => "Set",
             Value::Map(_) => "Map",
-            Value::Record(r) => &r.type_name,
+            Value::Record(r) => r.type_name(),
             Value::Variant(v) => &v.enum_name,
             Value::Opaque(o) => o.type_name(),
             Value::Closure(_) => "closure",
+            Value::Snapshot(_) => "Snapshot",
+            Value::Preview(_) => "Preview",
         }
     }
 
@@ -236,6 +275,8 @@ impl Value {
             Value::Variant(_) => 10,
             Value::Opaque(_) => 11,
             Value::Closure(_) => 12,
+            Value::Snapshot(_) => 13,
+            Value::Preview(_) => 14,
         }
     }
 }
@@ -273,6 +314,10 @@ impl Ord for Value {
                 .cmp(b.type_name())
                 .then_with(|| a.to_json().to_string().cmp(&b.to_json().to_string())),
             (Value::Closure(a), Value::Closure(b)) => a.cmp(b),
+            // Snapshots and previews are never stored in sets or compared by a program; order
+            // them by weight structure only so that the order stays total and deterministic.
+            (Value::Preview(a), Value::Preview(b)) => a.branches.len().cmp(&b.branches.len()),
+            (Value::Snapshot(_), Value::Snapshot(_)) => Ordering::Equal,
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -302,9 +347,9 @@ impl Serialize for Value {
                 seq.end()
             }
             Value::Record(r) => {
-                let mut m = s.serialize_map(Some(r.fields.len()))?;
-                for (name, value) in &r.fields {
-                    m.serialize_entry(&**name, value)?;
+                let mut m = s.serialize_map(Some(r.values.len()))?;
+                for ((name, _), value) in r.ty.fields.iter().zip(&r.values) {
+                    m.serialize_entry(name, value)?;
                 }
                 m.end()
             }
@@ -320,6 +365,13 @@ impl Serialize for Value {
             }
             Value::Opaque(o) => o.to_json().serialize(s),
             Value::Closure(_) => s.serialize_str("<closure>"),
+            Value::Snapshot(_) => s.serialize_str("<snapshot>"),
+            Value::Preview(p) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("action", &*p.action)?;
+                m.serialize_entry("weights", &p.branches.iter().map(|b| b.0).collect::<Vec<_>>())?;
+                m.end()
+            }
         }
     }
 }
@@ -360,8 +412,8 @@ impl fmt::Display for Value {
                 f.write_str("}")
             }
             Value::Record(r) => {
-                write!(f, "{} {{ ", r.type_name)?;
-                seq(f, r.fields.iter().map(|(k, v)| format!("{k}: {v}")))?;
+                write!(f, "{} {{ ", r.type_name())?;
+                seq(f, r.ty.fields.iter().zip(&r.values).map(|((k, _), v)| format!("{k}: {v}")))?;
                 f.write_str(" }")
             }
             Value::Variant(v) => {
@@ -375,6 +427,8 @@ impl fmt::Display for Value {
             }
             Value::Opaque(o) => write!(f, "{}", o.to_json()),
             Value::Closure(_) => f.write_str("<closure>"),
+            Value::Snapshot(_) => f.write_str("<snapshot>"),
+            Value::Preview(p) => write!(f, "<preview of {} with {} branches>", p.action, p.branches.len()),
         }
     }
 }
@@ -382,6 +436,7 @@ impl fmt::Display for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness_compiler::types::Ty;
 
     #[test]
     fn floats_reject_nan_and_infinity_and_unify_zeroes() {
@@ -397,9 +452,13 @@ mod tests {
         set.insert(Value::Int(1));
         let map: BTreeMap<Value, Value> =
             [(Value::str("b"), Value::Int(2)), (Value::str("a"), Value::Int(1))].into();
+        let ty = RecordTy {
+            name: Some("R".into()),
+            fields: vec![("z".into(), Ty::Int), ("a".into(), Ty::Int)],
+        };
         let record = Value::Record(Arc::new(RecordValue {
-            type_name: "R".into(),
-            fields: vec![("z".into(), Value::Set(Arc::new(set))), ("a".into(), Value::Map(Arc::new(map)))],
+            ty: Arc::new(ty),
+            values: vec![Value::Set(Arc::new(set)), Value::Map(Arc::new(map))],
         }));
         let text = serde_json::to_string(&record).unwrap_or_default();
         assert_eq!(text, r#"{"z":[1,3],"a":[["a",1],["b",2]]}"#);
