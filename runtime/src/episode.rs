@@ -277,15 +277,13 @@ impl<'m> Agent<'m> {
                 return Err(error);
             }
         };
-        for (effect, span) in log.effects.iter().map(|(e, s)| (e.clone(), *s)).collect::<Vec<_>>() {
-            let _ = span;
+        let spans: Vec<SrcSpan> = log.effects.iter().map(|(_, span)| *span).collect();
+        let effects = self.record(Phase::Act, log);
+        for (effect, span) in effects.into_iter().zip(spans) {
             self.emit(Phase::Act, Some(def.layer), span, EventKind::Effect {
                 name: effect.name.to_string(),
                 args: effect.args.clone(),
             });
-        }
-        let effects = self.record(Phase::Act, log);
-        for effect in effects {
             game.apply(&effect).map_err(|message| {
                 RuntimeError::new(
                     ErrorCode::EffectRejected,
@@ -316,15 +314,18 @@ impl<'m> Agent<'m> {
 /// or a runtime error occurs.
 pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
     let mut events = Vec::new();
-    let mut turns = 0;
+    // Actions taken, and the turn in which the episode ended.
+    let (mut turns, mut last_turn) = (0, 0);
     let outcome = (|| {
         let mut agent = Agent::start(machine, game)?;
         let result = loop {
             if agent.turn() >= machine.limits.max_turns {
                 break Ok(EndReason::TurnLimit);
             }
-            match agent.run_turn(game) {
-                Ok(true) => turns = agent.turn(),
+            let turn = agent.run_turn(game);
+            last_turn = agent.turn();
+            match turn {
+                Ok(true) => turns += 1,
                 Ok(false) => break Ok(EndReason::GameOver),
                 Err(e) => break Err(e),
             }
@@ -336,7 +337,7 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
         Ok(end) => (end, None),
         Err(error) => {
             events.push(Event {
-                turn: turns + 1,
+                turn: last_turn,
                 phase: Phase::End,
                 layer: None,
                 span: error.span,
@@ -346,15 +347,17 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
         }
     };
     let metrics = game.metrics();
+    let reason = match end {
+        EndReason::GameOver => "game_over",
+        EndReason::TurnLimit => "turn_limit",
+        EndReason::Error => "error",
+    };
     events.push(Event {
-        turn: turns,
+        turn: last_turn,
         phase: Phase::End,
         layer: None,
         span: SrcSpan::default(),
-        kind: EventKind::EpisodeEnd {
-            reason: serde_json::to_value(end).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            metrics: metrics.clone(),
-        },
+        kind: EventKind::EpisodeEnd { reason: reason.to_string(), metrics: metrics.clone() },
     });
     EpisodeResult { turns, end, error, metrics, events }
 }

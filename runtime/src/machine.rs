@@ -118,6 +118,13 @@ impl Machine {
         }
         let order: Vec<LayerId> =
             (0..program.layers.len()).filter(|&i| enabled[i]).map(|i| LayerId(i as u32)).collect();
+        if order.is_empty() && !program.layers.is_empty() {
+            return Err(switch_error(
+                SrcSpan::default(),
+                "the switches leave no layer enabled (a layer is off when a layer it needs is off)"
+                    .to_string(),
+            ));
+        }
         let mut models = BTreeMap::new();
         for &layer in &order {
             // Later (higher) layers overwrite: the highest enabled layer's model wins.

@@ -173,6 +173,14 @@ fn set_insert(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeErro
     Ok(Value::Set(Arc::new(set)))
 }
 
+fn ln(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    let x = arg(args, 0)?.as_f64().unwrap_or(0.0);
+    if x <= 0.0 {
+        return Err(NativeError::Failed(ErrorCode::NotFinite, format!("ln({x:?}) has no finite value")));
+    }
+    float(x.ln())
+}
+
 fn to_float(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     float(arg(args, 0)?.as_f64().unwrap_or(0.0))
 }
@@ -202,6 +210,7 @@ fn min(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 
 /// The prelude, in registry-name order.
 pub const PRELUDE: &[Entry] = &[
+    Entry { name: "Float.ln", sig: "fn ln(self: Float) -> Float", doc: "The natural logarithm; an error for zero or a negative number.", example: "1.0.ln() == 0.0", native: ln },
     Entry { name: "Int.to_float", sig: "fn to_float(self: Int) -> Float", doc: "The integer as a float.", example: "3.to_float() == 3.0", native: to_float },
     Entry { name: "List.all", sig: "fn all<T>(self: List<T>, pred: fn(T) -> Bool) -> Bool", doc: "True when every element satisfies `pred` (true for an empty list).", example: "[1, 2].all(|x| x > 0)", native: all },
     Entry { name: "List.any", sig: "fn any<T>(self: List<T>, pred: fn(T) -> Bool) -> Bool", doc: "True when some element satisfies `pred`.", example: "[1, 2].any(|x| x > 1)", native: any },
