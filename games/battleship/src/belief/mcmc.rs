@@ -1,0 +1,382 @@
+//! `mcmc`: the default belief, a correct Metropolis–Hastings sampler over full boards.
+//!
+//! The target is the posterior of [`Evidence`]: a flat prior over labelled placements, hard shot
+//! constraints and the untempered answer likelihood. Three moves, each reversible on its own, are
+//! mixed with fixed probabilities (a mixture of kernels that each satisfy detailed balance
+//! satisfies it too):
+//!
+//! - **single**: one ship moves to another placement of its length. Its legal set (no overlap
+//!   with the other three, its own constraints, and every hit still covered) is the same from both
+//!   endpoints because the other ships do not move, so the uniform proposal is symmetric and the
+//!   acceptance ratio is the likelihood ratio.
+//! - **pair**: an ordered pair (i, j) is re-placed jointly: i draws uniformly from its own
+//!   candidates that avoid the two fixed ships (a set `A` that does not depend on the current
+//!   placements of i and j), then j draws uniformly from the `B(i′)` placements that make the
+//!   whole board consistent. The reverse move uses the same `A`, so the Hastings ratio is
+//!   `|B(i′)| / |B(i)|`. This is the move that hands a hit from one ship to another: i leaves the
+//!   hit while j takes it over, which no single-ship move can do.
+//! - **swap**: two ships exchange placements (allowed when their lengths are equal, or always
+//!   when the fleet is unlabelled, which is how the colour-to-length assignment changes). It is
+//!   an involution, hence symmetric; the union of ship cells, and so the likelihood, is
+//!   unchanged, so it is accepted exactly when the swapped board is consistent.
+//!
+//! Several chains (four by default) run from independent starts with their own seeded streams,
+//! and their thinned states are pooled with equal weights.
+
+use crate::belief::evidence::{
+    Candidates, Evidence, Fleet, Stream, reweight_untempered, sample_prior, search_consistent,
+};
+use crate::belief::{Belief, SampleSet};
+use crate::board::{MAX_PLACEMENTS, NUM_SHIPS};
+use crate::game::ShotOutcome;
+
+/// Probability of a single-ship move (the rest is split between pair and swap moves).
+const P_SINGLE: f64 = 0.4;
+/// Probability of a pair move when the fleet allows swaps (0.6 when it does not).
+const P_PAIR: f64 = 0.4;
+
+/// One Markov chain state: ship masks by slot, their union and the answers' log-likelihood.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct State {
+    pub(crate) ships: [u64; NUM_SHIPS],
+    pub(crate) union: u64,
+    pub(crate) log_lik: f64,
+}
+
+impl State {
+    /// The state of a consistent board under `ev`.
+    pub(crate) fn new(ships: [u64; NUM_SHIPS], ev: &Evidence) -> Self {
+        let union = ships.iter().fold(0, |a, &m| a | m);
+        Self {
+            ships,
+            union,
+            log_lik: ev.log_likelihood(union),
+        }
+    }
+}
+
+/// The Metropolis–Hastings kernel shared by `mcmc` and `smc`'s rejuvenation.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Kernel {
+    p_pair: f64,
+    swaps: Vec<(usize, usize)>,
+}
+
+impl Kernel {
+    /// The kernel for a fleet: swap moves only between slots that may exchange placements.
+    pub(crate) fn new(fleet: &Fleet) -> Self {
+        let mut swaps = Vec::new();
+        for i in 0..NUM_SHIPS {
+            for j in i + 1..NUM_SHIPS {
+                if fleet.swappable(i, j) {
+                    swaps.push((i, j));
+                }
+            }
+        }
+        let p_pair = if swaps.is_empty() {
+            1.0 - P_SINGLE
+        } else {
+            P_PAIR
+        };
+        Self { p_pair, swaps }
+    }
+
+    /// One step from a consistent `state`; the state stays consistent.
+    pub(crate) fn step(&self, ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
+        let u = rng.next_f64();
+        if u < P_SINGLE {
+            single(ev, cands, s, rng);
+        } else if u < P_SINGLE + self.p_pair {
+            pair(ev, cands, s, rng);
+        } else {
+            let (i, j) = self.swaps[rng.below(self.swaps.len())];
+            swap(ev, s, i, j);
+        }
+    }
+}
+
+fn others_of(ships: &[u64; NUM_SHIPS], skip: &[usize]) -> u64 {
+    ships
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !skip.contains(k))
+        .fold(0, |a, (_, &m)| a | m)
+}
+
+/// Metropolis acceptance of a move with log acceptance ratio `log_ratio`.
+fn accept(log_ratio: f64, rng: &mut Stream) -> bool {
+    log_ratio >= 0.0 || rng.next_f64().ln() < log_ratio
+}
+
+fn single(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
+    let k = rng.below(NUM_SHIPS);
+    let cur = s.ships[k];
+    let others = others_of(&s.ships, &[k]);
+    let need = ev.hits() & !others;
+    let mut buf = [0u64; MAX_PLACEMENTS];
+    let mut n = 0;
+    for &p in cands.of(k, cur.count_ones() as usize) {
+        if p != cur && p & others == 0 && p & need == need {
+            buf[n] = p;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    let p = buf[rng.below(n)];
+    let union = others | p;
+    let log_lik = ev.log_likelihood(union);
+    if accept(log_lik - s.log_lik, rng) {
+        s.ships[k] = p;
+        s.union = union;
+        s.log_lik = log_lik;
+    }
+}
+
+/// Number of placements of slot `j` (length `len`) that complete `fixed` into a consistent board.
+fn completions(ev: &Evidence, cands: &Candidates, j: usize, len: usize, fixed: u64) -> usize {
+    let need = ev.hits() & !fixed;
+    cands
+        .of(j, len)
+        .iter()
+        .filter(|&&p| p & fixed == 0 && p & need == need)
+        .count()
+}
+
+fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
+    let pick = rng.below(NUM_SHIPS * (NUM_SHIPS - 1));
+    let i = pick / (NUM_SHIPS - 1);
+    let j = (i + 1 + pick % (NUM_SHIPS - 1)) % NUM_SHIPS;
+    let (len_i, len_j) = (
+        s.ships[i].count_ones() as usize,
+        s.ships[j].count_ones() as usize,
+    );
+    let rest = others_of(&s.ships, &[i, j]);
+    // Draw i' uniformly from A = {own candidates avoiding the fixed ships}.
+    let mut buf = [0u64; MAX_PLACEMENTS];
+    let mut n = 0;
+    for &p in cands.of(i, len_i) {
+        if p & rest == 0 {
+            buf[n] = p;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    let new_i = buf[rng.below(n)];
+    // Draw j' uniformly from B(i').
+    let fixed = rest | new_i;
+    let need = ev.hits() & !fixed;
+    let mut m = 0;
+    for &p in cands.of(j, len_j) {
+        if p & fixed == 0 && p & need == need {
+            buf[m] = p;
+            m += 1;
+        }
+    }
+    if m == 0 {
+        return;
+    }
+    let new_j = buf[rng.below(m)];
+    // |B(i)| ≥ 1 because the current j completes the current board.
+    let back = completions(ev, cands, j, len_j, rest | s.ships[i]);
+    let union = fixed | new_j;
+    let log_lik = ev.log_likelihood(union);
+    let log_ratio = log_lik - s.log_lik + (m as f64).ln() - (back as f64).ln();
+    if accept(log_ratio, rng) {
+        s.ships[i] = new_i;
+        s.ships[j] = new_j;
+        s.union = union;
+        s.log_lik = log_lik;
+    }
+}
+
+fn swap(ev: &Evidence, s: &mut State, i: usize, j: usize) {
+    let mut ships = s.ships;
+    ships.swap(i, j);
+    if ev.placement_ok(i, ships[i]) && ev.placement_ok(j, ships[j]) {
+        s.ships = ships;
+    }
+}
+
+/// Sample counts and chain settings of [`Mcmc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct McmcConfig {
+    /// Samples N pooled over all chains (at least 1).
+    pub samples: usize,
+    /// Independent chains (at least 1).
+    pub chains: usize,
+    /// Steps each chain runs after every observation before it records samples.
+    pub burn_in: usize,
+    /// Steps between recorded samples.
+    pub thin: usize,
+}
+
+impl Default for McmcConfig {
+    /// 500 samples from 4 chains, 250 burn-in steps per chain and observation, thinning 10:
+    /// 6,000 steps per refresh.
+    fn default() -> Self {
+        Self {
+            samples: 500,
+            chains: 4,
+            burn_in: 250,
+            thin: 10,
+        }
+    }
+}
+
+/// One chain: its stream and its state (`None` while no consistent board is known).
+#[derive(Clone, Debug)]
+struct Chain {
+    rng: Stream,
+    state: Option<State>,
+}
+
+/// The correct MCMC belief (see the module docs for the moves and why they are valid).
+///
+/// After every observation each chain keeps its state if it is still consistent; otherwise it
+/// restarts from a consistent stored sample drawn at random (a stored sample that agrees with the
+/// new shot is a draw from the new posterior, up to the chain's error), else from an exact draw of
+/// the prior conditioned on the shots (rejection), else from a board found by search. Then each
+/// chain runs its burn-in and records its share of the N samples. All weights are 1/N.
+#[derive(Clone, Debug)]
+pub struct Mcmc {
+    config: McmcConfig,
+    evidence: Evidence,
+    cands: Candidates,
+    kernel: Kernel,
+    chains: Vec<Chain>,
+    samples: SampleSet,
+}
+
+impl Mcmc {
+    /// A belief over boards of `fleet` for the game with seed `game_seed`. Chain `k` draws from
+    /// stream `k` of the seed. Each chain starts from an exact draw of the prior, and the
+    /// belief is refreshed once so that N prior samples are available at once.
+    pub fn new(fleet: Fleet, game_seed: i64, config: McmcConfig) -> Self {
+        let config = McmcConfig {
+            samples: config.samples.max(1),
+            chains: config.chains.max(1),
+            ..config
+        };
+        let evidence = Evidence::new(fleet);
+        let cands = evidence.candidates();
+        let chains = (0..config.chains)
+            .map(|k| Chain {
+                rng: Stream::derive(game_seed, k as u64),
+                state: None,
+            })
+            .collect();
+        let mut belief = Self {
+            config,
+            kernel: Kernel::new(&fleet),
+            evidence,
+            cands,
+            chains,
+            samples: SampleSet::default(),
+        };
+        belief.refresh();
+        belief
+    }
+
+    /// The paper fleet with the default configuration (500 samples).
+    pub fn paper(game_seed: i64) -> Self {
+        Self::new(Fleet::paper(), game_seed, McmcConfig::default())
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &McmcConfig {
+        &self.config
+    }
+
+    /// The observations conditioned on so far.
+    pub fn evidence(&self) -> &Evidence {
+        &self.evidence
+    }
+
+    /// False when no board consistent with the shots was found (contradictory observations):
+    /// the sample set is then empty and every probability is 0.
+    pub fn is_consistent(&self) -> bool {
+        !self.samples.is_empty()
+    }
+
+    /// Restarts inconsistent chains, runs every chain's burn-in and re-records the N samples.
+    /// Every observation does this; calling it again draws fresh samples.
+    pub fn refresh(&mut self) {
+        let ev = &self.evidence;
+        let cands = &self.cands;
+        let stored: Vec<usize> = (0..self.samples.len())
+            .filter(|&i| ev.is_consistent(&self.samples.ships[i]))
+            .collect();
+        let config = self.config;
+        let mut fresh = SampleSet::default();
+        let weight = 1.0 / config.samples as f64;
+        for (k, chain) in self.chains.iter_mut().enumerate() {
+            let rng = &mut chain.rng;
+            let keep = chain
+                .state
+                .filter(|s| ev.is_consistent(&s.ships))
+                .map(|s| State::new(s.ships, ev));
+            chain.state = keep.or_else(|| {
+                let start = if stored.is_empty() {
+                    sample_prior(ev, cands, rng).or_else(|| search_consistent(ev, cands, rng))
+                } else {
+                    Some(self.samples.ships[stored[rng.below(stored.len())]])
+                };
+                start.map(|ships| State::new(ships, ev))
+            });
+            let Some(state) = chain.state.as_mut() else {
+                continue;
+            };
+            for _ in 0..config.burn_in {
+                self.kernel.step(ev, cands, state, rng);
+            }
+            // Chains share the N samples as evenly as possible, the first ones taking the
+            // remainder.
+            let share = config.samples / config.chains + usize::from(k < config.samples % config.chains);
+            for _ in 0..share {
+                for _ in 0..config.thin {
+                    self.kernel.step(ev, cands, state, rng);
+                }
+                fresh.push(state.ships, weight);
+            }
+        }
+        // If some chains found no consistent board the weights must still sum to 1.
+        let n = fresh.len();
+        if n > 0 && n != config.samples {
+            fresh.weights.iter_mut().for_each(|w| *w = 1.0 / n as f64);
+        }
+        self.samples = fresh;
+    }
+}
+
+impl Belief for Mcmc {
+    fn observe_shot(&mut self, outcome: &ShotOutcome) {
+        self.evidence.observe_shot(outcome);
+        self.cands = self.evidence.candidates();
+        self.refresh();
+    }
+
+    fn observe_answer(&mut self, region: u64, answer: bool, epsilon: f64) {
+        self.evidence.observe_answer(region, answer, epsilon);
+        self.refresh();
+    }
+
+    fn samples(&self) -> &SampleSet {
+        &self.samples
+    }
+
+    /// Reweights with the same untempered likelihood the belief conditions on, so that a
+    /// hypothetical answer moves the samples exactly as the real one would.
+    fn reweighted(&self, region: u64, answer: bool, epsilon: f64) -> Option<Vec<f64>> {
+        reweight_untempered(
+            &self.samples.unions,
+            &self.samples.weights,
+            region,
+            answer,
+            epsilon,
+        )
+    }
+}
