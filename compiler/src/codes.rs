@@ -1,0 +1,381 @@
+//! The table of diagnostic codes: one row per rule, the single source of `harness explain`.
+//!
+//! Each row gives the code, its severity, a title, an explanation, a program that triggers it and
+//! the fix. The explanation pages, the `--list` output and the test that every code has a case
+//! file are all generated from this table, so they cannot drift from the checker.
+
+use crate::diagnostic::Severity;
+
+/// Everything `harness explain` knows about a code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// The stable code, `E0101`.
+    pub code: &'static str,
+    /// Error or warning.
+    pub severity: Severity,
+    /// A short title.
+    pub title: &'static str,
+    /// What triggers it and why the rule exists.
+    pub explanation: &'static str,
+    /// A program that triggers it.
+    pub example: &'static str,
+    /// How to fix it.
+    pub fix: &'static str,
+}
+
+macro_rules! codes {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident = $code:literal, $severity:ident, $title:literal,
+        explanation: $explanation:literal,
+        example: $example:literal,
+        fix: $fix:literal;
+    )*) => {
+        /// A stable diagnostic code: one per rule the checker enforces.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $(#[$doc])* #[doc = $title] $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in table order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The row of the table for this code.
+            pub fn info(self) -> CodeInfo {
+                match self {
+                    $(Code::$variant => CodeInfo {
+                        code: $code,
+                        severity: Severity::$severity,
+                        title: $title,
+                        explanation: $explanation,
+                        example: $example,
+                        fix: $fix,
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+impl Code {
+    /// The code as written, `E0101`.
+    pub fn as_str(self) -> &'static str {
+        self.info().code
+    }
+
+    /// Looks a code up by its text, case-insensitively.
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|code| code.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl CodeInfo {
+    /// The explanation page printed by `harness explain CODE`, in Markdown.
+    pub fn page(&self) -> String {
+        format!(
+            "# {code}: {title}\n\n{severity}.\n\n{explanation}\n\n## Example\n\n```harness\n{example}\n```\n\n## Fix\n\n{fix}\n",
+            code = self.code,
+            title = self.title,
+            severity = match self.severity {
+                Severity::Error => "An error: the program is rejected",
+                Severity::Warning => "A warning: the program is accepted",
+            },
+            explanation = self.explanation,
+            example = self.example.trim(),
+            fix = self.fix,
+        )
+    }
+}
+
+codes! {
+    Syntax = "E0001", Error, "syntax error",
+        explanation: "The text does not follow the grammar of the language. The parser recovers and reports every syntax error of a file, so fix them from the top: a later error may be a consequence of an earlier one.",
+        example: "const N: Int = = 3",
+        fix: "Correct the text at the span; the message says what the parser expected there.";
+
+    UnknownName = "E0101", Error, "unknown name",
+        explanation: "A name does not refer to any local, parameter, member of the layer or of a layer it needs, item, or imported name.",
+        example: "layer belief {\n  computed best: Int = bset + 1\n}",
+        fix: "Correct the spelling (the help suggests close names in scope), declare the name, or import it with `use`.";
+
+    UnknownType = "E0102", Error, "unknown type",
+        explanation: "A type name is not a builtin type, a declared `type` or `enum`, an opaque type of the game, or a type imported from a library module.",
+        example: "const N: Integer = 3",
+        fix: "Correct the spelling, declare the type, or import it (`use game battleship`, `use std.belief.{Posterior}`).";
+
+    UnknownField = "E0103", Error, "unknown field",
+        explanation: "A record has no field of that name: in a field access `a.f`, a record literal, or a patch of `a.f`.",
+        example: "type Budget = { coarse: Int }\nfn f(b: Budget) -> Int = b.coarce",
+        fix: "Use one of the record's fields; the help suggests the closest.";
+
+    UnknownMethod = "E0104", Error, "unknown method",
+        explanation: "No builtin method of that name exists for the receiver's type.",
+        example: "fn f(xs: List<Int>) -> Int = xs.lenght()",
+        fix: "Use a method of the type (`harness explain --list` and the docs list the builtins); the help suggests the closest.";
+
+    Duplicate = "E0105", Error, "duplicate definition",
+        explanation: "Two items of a module, two members of a layer, two fields, two variants or two parameters have the same name, so a reference to it would be ambiguous.",
+        example: "const N: Int = 1\nconst N: Int = 2",
+        fix: "Rename or remove one of them.";
+
+    UnknownModule = "E0106", Error, "unknown module",
+        explanation: "`use a.b` names a module that is neither a standard-library module nor the header (`harness a.b`) of a loaded file.",
+        example: "use battleship.beleif",
+        fix: "Correct the module path, or load the file that declares it (pass its directory to `harness check`).";
+
+    UnknownGame = "E0107", Error, "unknown game",
+        explanation: "`use game NAME` names a game whose bindings are not known to the checker.",
+        example: "use game battleshp",
+        fix: "Use the name of an installed game, such as `battleship`.";
+
+    UnknownGameMember = "E0108", Error, "unknown game query",
+        explanation: "`game.NAME` is not a query of the game's agent-visible view. Ground truth is never visible to a harness, so only the view's queries exist.",
+        example: "use game battleship\nconst N: Int = game.shots_lft",
+        fix: "Use one of the game's queries; the help suggests the closest.";
+
+    NoGame = "E0109", Error, "`game` used without `use game`",
+        explanation: "The file refers to `game` (a query, an effect or an observation) but does not say which game it is written for.",
+        example: "const N: Int = game.shots_left",
+        fix: "Add `use game <name>` at the top of the file.";
+
+    UnknownLayer = "E0110", Error, "unknown layer",
+        explanation: "A `needs` clause or a `revise layer.tunable` names a layer that is not declared.",
+        example: "layer planning needs beleif {}",
+        fix: "Use the name of a declared layer.";
+
+    UnknownVariant = "E0111", Error, "unknown enum variant",
+        explanation: "The enum has no variant of that name.",
+        example: "enum Bucket { Coarse, Late }\nconst B: Bucket = Bucket.Early",
+        fix: "Use one of the enum's variants.";
+
+    TypeMismatch = "E0201", Error, "type mismatch",
+        explanation: "An expression has a different type from the one its position requires: a declared type, a parameter, a condition (which must be `Bool`), the branches of an `if` or `match`.",
+        example: "const N: Int = 0.5",
+        fix: "Change the expression or the declared type; convert explicitly (`n.to_float()`, `x.round()`).";
+
+    Arity = "E0202", Error, "wrong number of arguments",
+        explanation: "A call passes more or fewer arguments than the function, action, method, effect, observation or variant takes.",
+        example: "fn add(a: Int, b: Int) -> Int = a + b\nconst N: Int = add(1)",
+        fix: "Pass exactly the declared parameters.";
+
+    NamedArgument = "E0203", Error, "unknown or repeated named argument",
+        explanation: "A named argument does not match a parameter, or gives a parameter that already has a value.",
+        example: "fn f(a: Int) -> Int = a\nconst N: Int = f(b: 1)",
+        fix: "Use the parameter's declared name, once.";
+
+    MissingField = "E0204", Error, "missing field in record literal",
+        explanation: "A record literal must give every field of the record type.",
+        example: "type Budget = { coarse: Int, late: Int }\nconst B: Budget = Budget { coarse: 1 }",
+        fix: "Add the missing fields.";
+
+    NotCallable = "E0205", Error, "not callable",
+        explanation: "The expression being called is not a function, action, variant, effect or observation.",
+        example: "const N: Int = 3\nconst M: Int = N(1)",
+        fix: "Call a function, or remove the parentheses.";
+
+    CannotInfer = "E0206", Error, "type cannot be inferred",
+        explanation: "The checker cannot tell the type of an expression, for example an empty list with no expected type.",
+        example: "fn f() -> Int = [].len()",
+        fix: "Give the value a declared type, for example through a `const` or a `state` field.";
+
+    BadOperands = "E0207", Error, "invalid operands",
+        explanation: "An operator is applied to types it does not accept: arithmetic needs two `Int` or two `Float` values (no implicit conversion), `and`/`or`/`not` need `Bool`, ordering needs numbers or strings, `in` needs a list, set or map.",
+        example: "const X: Float = 1 + 0.5",
+        fix: "Convert explicitly (`1.to_float() + 0.5`) or use operands of the right type.";
+
+    NotIndexable = "E0208", Error, "not indexable",
+        explanation: "`a[i]` needs a list (with an `Int` index), a map (with a key) or a type whose bindings define `index`.",
+        example: "const N: Int = 3\nconst M: Int = N[0]",
+        fix: "Index a list, a map or a grid.";
+
+    ClosureEscapes = "E0209", Error, "closure outside a builtin argument",
+        explanation: "Closures exist only as arguments of builtins such as `filter` or `max_by`; they cannot be stored, returned or called, which keeps every evaluation bounded.",
+        example: "fn f() -> Int = { let g = |x| x; 1 }",
+        fix: "Pass the closure directly to the builtin that uses it, or write a `fn`.";
+
+    NotAPlace = "E0210", Error, "not a place",
+        explanation: "A `patch` writes a state field, a field of it or an element of it; other expressions cannot be written.",
+        example: "layer l {\n  state { n: Int = 0 }\n  action a() { patch n + 1 = 2 }\n}",
+        fix: "Patch a state field: `patch n = n + 1`.";
+
+    RefutablePattern = "E0211", Error, "refutable pattern in `let`",
+        explanation: "A `let` must bind every possible value; a pattern such as `Some(x)` does not match `None`.",
+        example: "fn f(o: Option<Int>) -> Int = { let Some(x) = o; x }",
+        fix: "Use `match`, or a guard `if let Some(x) = o { ... } else { ... }`.";
+
+    TypeArguments = "E0212", Error, "wrong number of type arguments",
+        explanation: "A generic type is written with more or fewer type arguments than it takes (`List<T>` takes one, `Map<K, V>` two).",
+        example: "const N: List = []",
+        fix: "Write the type arguments: `List<Int>`.";
+
+    NonExhaustive = "E0301", Error, "non-exhaustive `match`",
+        explanation: "A `match` must handle every possible value of the scrutinee, so evaluation never gets stuck. The message names the missing cases.",
+        example: "enum Bucket { Coarse, Late }\nfn f(b: Bucket) -> Int = match b { Bucket.Coarse => 1 }",
+        fix: "Add arms for the missing cases, or a final `_ => ...` arm.";
+
+    UnreachableArm = "W0302", Warning, "unreachable `match` arm",
+        explanation: "An arm can never match because earlier arms already cover every value it would match.",
+        example: "fn f(n: Int) -> Int = match n { _ => 0, 1 => 1 }",
+        fix: "Remove the arm or move it before the arm that covers it.";
+
+    ComputedCycle = "E0401", Error, "computed values depend on themselves",
+        explanation: "A computed value reads itself, directly or through other computed values or functions, so it has no value. The message lists the cycle.",
+        example: "layer l {\n  computed a: Int = b + 1\n  computed b: Int = a + 1\n}",
+        fix: "Break the cycle: one of the values must be state, or be computed from other members.";
+
+    Recursion = "E0402", Error, "recursive function",
+        explanation: "Functions cannot call themselves, directly or through other functions: the call graph is acyclic so every evaluation terminates.",
+        example: "fn f(n: Int) -> Int = if n == 0 { 0 } else { f(n - 1) }",
+        fix: "Write the computation with a bounded aggregate over a finite collection (`sum`, `map`, `filter`...).";
+
+    NestedSim = "E0403", Error, "nested `sim.next`",
+        explanation: "`sim.next` is one step deep: a previewed action, a handler or model it runs, or anything it reads, cannot call `sim.next` again.",
+        example: "layer l {\n  state { n: Int = 0 }\n  computed v: Float = sim.next(a()).expect(|s| 1.0)\n  action a() { patch n = if v > 0.5 { 1 } else { 0 } }\n}",
+        fix: "Read the value you need in the preview's closure (`.expect(|s| s.member)`) instead of previewing again.";
+
+    SimNextArgument = "E0404", Error, "`sim.next` needs an action call",
+        explanation: "`sim.next(...)` previews one action: its argument must be a call of an action of this layer or a layer it needs.",
+        example: "layer l {\n  computed v: Float = sim.next(3).expect(|s| 1.0)\n}",
+        fix: "Pass an action call: `sim.next(shoot(cell))`.";
+
+    HigherLayerRead = "E0501", Error, "read of a layer that is not needed",
+        explanation: "A layer reads only its own members and those of the layers it needs, transitively; top-level items read no layer members. Reading a higher or unrelated layer would make switching that layer off change this one, which breaks per-layer ablation.",
+        example: "layer belief {\n  computed a: Int = plan_n\n}\nlayer planning needs belief {\n  state { plan_n: Int = 0 }\n}",
+        fix: "Move the member down to a layer that both need, or add the layer to `needs` if it really is below.";
+
+    ForeignPatch = "E0502", Error, "patch of another layer's state",
+        explanation: "A layer patches only its own state. Changing a lower layer goes through `revise` of a `tunable` it declares.",
+        example: "layer belief {\n  state { n: Int = 0 }\n}\nlayer planning needs belief {\n  action a() { patch n = 1 }\n}",
+        fix: "Declare the state in this layer, or have the lower layer expose a `tunable` and `revise` it.";
+
+    PatchNotState = "E0503", Error, "patch of something that is not state",
+        explanation: "Only state fields can be patched; computed values, tunables, config, constants, parameters and locals cannot.",
+        example: "layer l {\n  computed c: Int = 1\n  action a() { patch c = 2 }\n}",
+        fix: "Patch the state the value is computed from; change a tunable with `revise`.";
+
+    ReviseNotTunable = "E0504", Error, "revision of something that is not a tunable",
+        explanation: "`revise layer.name` changes a parameter that the layer declared `tunable`; state, computed values and config cannot be revised.",
+        example: "layer a {\n  state { n: Int = 0 }\n}\nlayer b needs a {\n  revise when true { revise a.n = 1 }\n}",
+        fix: "Declare the parameter `tunable name: Type = default in lo..=hi` in the lower layer.";
+
+    ReviseNotNeeded = "E0505", Error, "revision of a layer that is not needed",
+        explanation: "A layer revises only tunables of layers it needs (transitively); never its own and never a higher or unrelated layer.",
+        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n  revise when true { revise a.t = 2 }\n}",
+        fix: "Revise from a layer that needs the tunable's layer.";
+
+    ReviseOutOfRange = "E0506", Error, "revision out of range",
+        explanation: "A literal revision sets a tunable outside the range its layer declared.",
+        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n}\nlayer b needs a {\n  revise when true { revise a.t = 9 }\n}",
+        fix: "Stay within the declared range, or widen the range in the lower layer.";
+
+    LayerCycle = "E0507", Error, "layers need each other",
+        explanation: "The `needs` relation between layers must be acyclic, so that layers have an order from bottom to top.",
+        example: "layer a needs b {}\nlayer b needs a {}",
+        fix: "Remove one of the `needs`.";
+
+    EmitOutsideAction = "E0601", Error, "`emit` outside an action",
+        explanation: "Effects are sent to the game only by actions; handlers and revise blocks only patch state.",
+        example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",
+        fix: "Move the `emit` into an action.";
+
+    ReviseOutsideBlock = "E0602", Error, "`revise` statement outside a revise block",
+        explanation: "`revise layer.tunable ...` statements appear only in `revise when ... { }` blocks, so revisions happen in the turn's revise phase.",
+        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n}\nlayer b needs a {\n  action x() { revise a.t = 2 }\n}",
+        fix: "Move the statement into a `revise when cond { ... }` block.";
+
+    UnknownError = "E0603", Error, "undeclared error code",
+        explanation: "`requires ... else fail CODE` names an error that is not declared with `error CODE = \"message\"`. Error codes are declared, not free strings.",
+        example: "layer l {\n  action a() requires true else fail NOPE {}\n}",
+        fix: "Declare it: `error NOPE = \"what went wrong\"`.";
+
+    UnknownEffect = "E0604", Error, "unknown effect",
+        explanation: "`emit game.NAME(...)` or `model game.NAME` names an effect the game does not accept.",
+        example: "use game battleship\nlayer l {\n  action a() { emit game.shoot(1) }\n}",
+        fix: "Use one of the game's effects; the help suggests the closest.";
+
+    UnknownObservation = "E0605", Error, "unknown observation",
+        explanation: "`on game.NAME` or a model branch names an observation the game does not send.",
+        example: "use game battleship\nlayer l {\n  on game.shoot(cell) {}\n}",
+        fix: "Use one of the game's observations.";
+
+    MessageParams = "E0606", Error, "wrong parameters for an effect or observation",
+        explanation: "An `on` handler or a `model` binds one name per field of the observation or argument of the effect.",
+        example: "use game battleship\nlayer l {\n  on game.shot(cell) {}\n}",
+        fix: "Bind exactly the declared fields, in order.";
+
+    RuleNotAction = "E0607", Error, "decide rule is not an action call",
+        explanation: "A decide rule chooses an action: `when guards => action(args)`. The action must be of this layer or a layer it needs.",
+        example: "layer l {\n  decide { 3 }\n}",
+        fix: "Write an action call.";
+
+    OtherwiseNotLast = "E0608", Error, "misplaced `otherwise` branch",
+        explanation: "A model has at most one `otherwise` branch, and it comes last: it takes the probability mass the other branches leave.",
+        example: "use game battleship\nlayer l {\n  model game.fire(cell) {\n    game.shot(cell, hit: false) otherwise\n    game.shot(cell, hit: true) otherwise\n  }\n}",
+        fix: "Keep one `otherwise` branch, at the end.";
+
+    DefaultOutOfRange = "E0701", Error, "default out of range",
+        explanation: "A `config` entry's or `tunable`'s default value lies outside its declared range.",
+        example: "config {\n  n: Int = 50 in 1..=10\n}",
+        fix: "Change the default or the range.";
+
+    InvalidRange = "E0702", Error, "invalid range",
+        explanation: "A range's bounds must be literals of the parameter's type (`Int` or `Float`) with the lower bound not above the upper.",
+        example: "config {\n  n: Int = 5 in 10..=1\n}",
+        fix: "Write `lo..=hi` with `lo <= hi`.";
+
+    NotConstant = "E0703", Error, "not a constant",
+        explanation: "A `const` value is computed before the episode starts, so it reads only literals, other constants and pure builtins; no state, config or game queries.",
+        example: "use game battleship\nconst N: Int = game.shots_left",
+        fix: "Use `config` for run parameters, or a `computed` value for things that change.";
+
+    UnusedState = "W0001", Warning, "unused state field",
+        explanation: "A state field is never read (patches do not count as reads).",
+        example: "layer l {\n  state { n: Int = 0 }\n}",
+        fix: "Read it, or remove it.";
+
+    UnusedComputed = "W0002", Warning, "unused computed value",
+        explanation: "A computed value is never read, in its own layer or in layers above.",
+        example: "layer l {\n  computed c: Int = 1\n}",
+        fix: "Read it, or remove it.";
+
+    UnusedFn = "W0003", Warning, "unused function",
+        explanation: "A function is never called.",
+        example: "fn f() -> Int = 1",
+        fix: "Call it, or remove it.";
+
+    UnusedConst = "W0004", Warning, "unused constant",
+        explanation: "A constant is never read.",
+        example: "const N: Int = 1",
+        fix: "Read it, or remove it.";
+
+    UnusedError = "W0005", Warning, "unused error code",
+        explanation: "A declared error code is never named by a `requires ... else fail CODE`.",
+        example: "error NOPE = \"never raised\"",
+        fix: "Use it, or remove it.";
+
+    Internal = "E9999", Error, "internal error",
+        explanation: "The checker met a situation it does not handle: a bug in harness, not in your file. It is reported as a diagnostic instead of a crash.",
+        example: "// no program should trigger this",
+        fix: "Report it with the file that triggers it.";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in Code::ALL {
+            let info = code.info();
+            assert!(seen.insert(info.code), "duplicate code {}", info.code);
+            let prefix = match info.severity {
+                Severity::Error => 'E',
+                Severity::Warning => 'W',
+            };
+            assert!(info.code.starts_with(prefix), "{} has the wrong prefix", info.code);
+            assert_eq!(Code::parse(info.code), Some(*code));
+        }
+    }
+}

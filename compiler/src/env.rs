@@ -1,0 +1,964 @@
+//! The workspace environment: every module's scope, built from the signatures of all chunks.
+//!
+//! The environment knows names, declared types, ranges and the layer graph, and nothing about
+//! bodies: it is built from [`strip_bodies`] of each chunk, so editing a body leaves it equal and
+//! salsa reuses every member check that depends on it. It also numbers definitions the way the
+//! [`crate::ir`] does, per module, so that member checks can produce IR directly.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use harness_grammar::{Span, ast};
+
+use crate::codes::Code;
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::ir::{self, LayerId};
+use crate::signatures::{GameSig, SignatureSet};
+use crate::types::{RecordTy, Ty};
+
+/// Identifies a definition across the workspace: its module, its layer if it is a member, and
+/// its name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DefKey {
+    /// The module.
+    pub module: String,
+    /// The layer, for a layer member.
+    pub layer: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+/// Where a definition is written: a chunk of a file and a span relative to the parsed chunk.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// The file's path.
+    pub file: String,
+    /// The chunk's position in the file's outline.
+    pub ordinal: u32,
+    /// The span, relative to the parsed chunk.
+    pub span: Span,
+}
+
+/// A diagnostic located in a chunk; the edge turns it into a file diagnostic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The file's path.
+    pub file: String,
+    /// The chunk's position in the file's outline.
+    pub ordinal: u32,
+    /// The diagnostic, with spans relative to the parsed chunk.
+    pub diagnostic: Diagnostic,
+}
+
+/// One chunk of a file as the environment sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkSig {
+    /// The chunk's position in the file's outline.
+    pub ordinal: u32,
+    /// The header module path, for a header chunk.
+    pub header: Option<String>,
+    /// Items with bodies stripped.
+    pub items: Vec<ast::Item>,
+    /// Members with bodies stripped.
+    pub members: Vec<ast::Member>,
+    /// True for a layer member (the layer is the nearest preceding layer header).
+    pub is_member: bool,
+}
+
+/// One file as the environment sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileSig {
+    /// The path.
+    pub path: String,
+    /// Its chunks, in order.
+    pub chunks: Vec<ChunkSig>,
+}
+
+/// A value-level definition visible in a module: constant, config entry or top-level function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueDef {
+    /// A constant.
+    Const {
+        /// Its IR id.
+        id: ir::ConstId,
+        /// Its declared type.
+        ty: Ty,
+    },
+    /// A config entry.
+    Config {
+        /// Its IR id.
+        id: ir::ConfigId,
+        /// Its declared type.
+        ty: Ty,
+    },
+    /// A top-level function.
+    Fn(FnInfo),
+}
+
+/// A function's identity and signature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnInfo {
+    /// Its IR id.
+    pub id: ir::FnId,
+    /// Its parameters.
+    pub params: Vec<(String, Ty)>,
+    /// Its result type.
+    pub ret: Ty,
+}
+
+/// What a layer member is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberDef {
+    /// A state field.
+    State(ir::StateId, Ty),
+    /// A tunable, with its literal range if it has one.
+    Tunable(ir::TunableId, Ty, Option<ir::Range>),
+    /// A computed value.
+    Computed(ir::ComputedId, Ty),
+    /// A layer-local function.
+    Fn(FnInfo),
+    /// An action and its parameters.
+    Action(ir::ActionId, Vec<(String, Ty)>),
+}
+
+/// A member with its key and where it is declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberEntry {
+    /// What it is.
+    pub def: MemberDef,
+    /// Its key.
+    pub key: DefKey,
+    /// Where its name is written.
+    pub at: Location,
+}
+
+/// A layer as a scope sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerInfo {
+    /// The name.
+    pub name: String,
+    /// The module that declares it.
+    pub module: String,
+    /// Direct needs.
+    pub needs: Vec<LayerId>,
+    /// Every layer it needs, transitively.
+    pub below: BTreeSet<LayerId>,
+    /// Its members by name.
+    pub members: BTreeMap<String, MemberEntry>,
+    /// Where its name is written.
+    pub at: Location,
+}
+
+/// An enum as a scope sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumInfo {
+    /// Its IR id.
+    pub id: ir::EnumId,
+    /// The qualified name used in [`Ty::Enum`].
+    pub name: String,
+    /// The variants.
+    pub variants: Vec<(String, Vec<Ty>)>,
+}
+
+/// A type name visible in a module.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeDef {
+    /// A `type` alias, resolved.
+    Alias(Ty),
+    /// An enum, by index into [`Scope::enums`].
+    Enum(usize),
+    /// An opaque type of the game or the library, with its arity.
+    Opaque(usize),
+}
+
+/// Everything visible from one module, and the IR numbering of its program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scope {
+    /// The module's name.
+    pub module: String,
+    /// The game's bindings, after `use game`.
+    pub game: Option<GameSig>,
+    /// Constants, config entries and top-level functions by name.
+    pub values: BTreeMap<String, (ValueDef, DefKey, Location)>,
+    /// Types by name (aliases, enums, opaque types), excluding the builtin ones.
+    pub types: BTreeMap<String, TypeDef>,
+    /// All enums of the program.
+    pub enums: Vec<EnumInfo>,
+    /// Declared error codes by name.
+    pub errors: BTreeMap<String, (ir::ErrorId, DefKey)>,
+    /// All layers of the program in dependency order; [`LayerId`] indexes this list.
+    pub layers: Vec<LayerInfo>,
+    /// Standard-library modules imported with their names (`None` for a glob import).
+    pub std_imports: BTreeMap<String, Option<BTreeSet<String>>>,
+    /// The modules of the program: this one and those it uses, transitively.
+    pub program_modules: Vec<String>,
+}
+
+impl Scope {
+    /// The layer of the given name.
+    pub fn layer(&self, name: &str) -> Option<LayerId> {
+        self.layers.iter().position(|layer| layer.name == name).map(|i| LayerId(i as u32))
+    }
+
+    /// Resolves a written type, reporting unknown names into `diags`.
+    pub fn resolve_type(&self, ty: &ast::TypeExpr, diags: &mut Vec<Diagnostic>) -> Ty {
+        match ty {
+            ast::TypeExpr::Invalid(_) => Ty::Error,
+            ast::TypeExpr::Record { fields, .. } => {
+                let fields =
+                    fields.iter().map(|(name, ty)| (name.name.clone(), self.resolve_type(ty, diags))).collect();
+                Ty::Record(Arc::new(RecordTy { name: None, fields }))
+            }
+            ast::TypeExpr::Named { name, args, span } => {
+                let text = name.segments.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(".");
+                let resolved: Vec<Ty> = args.iter().map(|arg| self.resolve_type(arg, diags)).collect();
+                let want = |n: usize, diags: &mut Vec<Diagnostic>| {
+                    if resolved.len() != n {
+                        diags.push(Diagnostic::new(
+                            Code::TypeArguments,
+                            *span,
+                            format!("`{text}` takes {n} type argument(s), found {}", resolved.len()),
+                        ));
+                        false
+                    } else {
+                        true
+                    }
+                };
+                let arg = |i: usize| Box::new(resolved.get(i).cloned().unwrap_or(Ty::Error));
+                match text.as_str() {
+                    "Int" | "Float" | "Bool" | "String" | "Preview" => {
+                        want(0, diags);
+                        match text.as_str() {
+                            "Int" => Ty::Int,
+                            "Float" => Ty::Float,
+                            "Bool" => Ty::Bool,
+                            "String" => Ty::String,
+                            _ => Ty::Preview,
+                        }
+                    }
+                    "Option" | "List" | "Set" => {
+                        if !want(1, diags) {
+                            return Ty::Error;
+                        }
+                        match text.as_str() {
+                            "Option" => Ty::Option(arg(0)),
+                            "List" => Ty::List(arg(0)),
+                            _ => Ty::Set(arg(0)),
+                        }
+                    }
+                    "Map" => {
+                        if !want(2, diags) {
+                            return Ty::Error;
+                        }
+                        Ty::Map(arg(0), arg(1))
+                    }
+                    _ => match self.types.get(&text) {
+                        Some(TypeDef::Alias(ty)) => {
+                            want(0, diags);
+                            ty.clone()
+                        }
+                        Some(TypeDef::Enum(index)) => {
+                            want(0, diags);
+                            Ty::Enum(self.enums[*index].name.as_str().into())
+                        }
+                        Some(TypeDef::Opaque(arity)) => {
+                            if !want(*arity, diags) {
+                                return Ty::Error;
+                            }
+                            Ty::Opaque(text.as_str().into(), resolved)
+                        }
+                        None => {
+                            let mut names: Vec<&str> = self.types.keys().map(String::as_str).collect();
+                            names.extend(["Int", "Float", "Bool", "String", "Option", "List", "Set", "Map"]);
+                            diags.push(
+                                Diagnostic::new(Code::UnknownType, name.span, format!("unknown type `{text}`"))
+                                    .maybe_help(did_you_mean(&text, names)),
+                            );
+                            Ty::Error
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    /// Turns the opaque names of signature types that are really enums into [`Ty::Enum`].
+    pub fn normalize(&self, ty: &Ty) -> Ty {
+        match ty {
+            Ty::Opaque(name, args) if args.is_empty() => match self.types.get(&**name) {
+                Some(TypeDef::Enum(index)) => Ty::Enum(self.enums[*index].name.as_str().into()),
+                _ => ty.clone(),
+            },
+            Ty::Opaque(name, args) => Ty::Opaque(name.clone(), args.iter().map(|a| self.normalize(a)).collect()),
+            Ty::Option(t) => Ty::Option(Box::new(self.normalize(t))),
+            Ty::List(t) => Ty::List(Box::new(self.normalize(t))),
+            Ty::Set(t) => Ty::Set(Box::new(self.normalize(t))),
+            Ty::Map(k, v) => Ty::Map(Box::new(self.normalize(k)), Box::new(self.normalize(v))),
+            Ty::Fn(params, ret) => {
+                Ty::Fn(params.iter().map(|p| self.normalize(p)).collect(), Box::new(self.normalize(ret)))
+            }
+            _ => ty.clone(),
+        }
+    }
+
+    /// The enum of the given qualified name.
+    pub fn enum_named(&self, name: &str) -> Option<&EnumInfo> {
+        self.enums.iter().find(|e| e.name == name)
+    }
+}
+
+/// The environment of a whole workspace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Env {
+    /// Each module's scope, by module name.
+    pub scopes: BTreeMap<String, Arc<Scope>>,
+    /// The module of each file, by path.
+    pub file_modules: BTreeMap<String, String>,
+    /// For each file, for each chunk ordinal, the layer the chunk belongs to (for members and
+    /// layer headers).
+    pub chunk_layers: BTreeMap<String, Vec<Option<String>>>,
+    /// Diagnostics about the structure of the workspace: duplicates, unknown modules, games and
+    /// layers, cycles of `needs`.
+    pub diagnostics: Vec<Located>,
+    /// Every declared definition that a warning may call unused, with where it is declared.
+    pub declared: Vec<(DefKey, Code, Location)>,
+}
+
+/// The signature part of an item: its body replaced by an error node, so that a body edit leaves
+/// it equal.
+pub fn strip_item(item: &ast::Item) -> ast::Item {
+    let mut item = item.clone();
+    match &mut item {
+        ast::Item::Const(it) => blank(&mut it.value),
+        ast::Item::Fn(it) => blank(&mut it.body),
+        ast::Item::Layer(it) => it.members.clear(),
+        _ => {}
+    }
+    item
+}
+
+/// The signature part of a member: bodies replaced by error nodes; rules, handlers and models
+/// dropped, since no other member can refer to them.
+pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
+    let mut member = member.clone();
+    match &mut member {
+        ast::Member::State(block) => block.fields.iter_mut().for_each(|field| blank(&mut field.init)),
+        ast::Member::Computed(it) => blank(&mut it.body),
+        ast::Member::Fn(it) => blank(&mut it.body),
+        ast::Member::Action(it) => {
+            it.available = None;
+            it.requires.clear();
+            it.body.stmts.clear();
+        }
+        ast::Member::Tunable(_) => {}
+        _ => return None,
+    }
+    Some(member)
+}
+
+fn blank(expr: &mut ast::Expr) {
+    *expr = ast::Expr { kind: ast::ExprKind::Error, span: Span::default() };
+}
+
+struct ModuleDraft<'a> {
+    name: String,
+    file: &'a str,
+    game: Option<(ast::Ident, u32)>,
+    uses: Vec<(&'a ast::Path, Option<&'a Vec<ast::Ident>>, u32)>,
+    items: Vec<(&'a ast::Item, u32)>,
+    layers: Vec<LayerDraft<'a>>,
+}
+
+struct LayerDraft<'a> {
+    decl: &'a ast::Layer,
+    ordinal: u32,
+    members: Vec<(&'a ast::Member, u32)>,
+}
+
+/// Builds the environment from every file's chunk signatures and the signature set.
+pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
+    let mut diagnostics = Vec::new();
+    let mut file_modules = BTreeMap::new();
+    let mut chunk_layers = BTreeMap::new();
+    let mut drafts: BTreeMap<String, ModuleDraft<'_>> = BTreeMap::new();
+
+    for file in files {
+        let module = file
+            .chunks
+            .iter()
+            .find_map(|chunk| chunk.header.clone())
+            .unwrap_or_else(|| file.path.clone());
+        if drafts.contains_key(&module) {
+            if let Some(chunk) = file.chunks.iter().find(|c| c.header.is_some()) {
+                diagnostics.push(Located {
+                    file: file.path.clone(),
+                    ordinal: chunk.ordinal,
+                    diagnostic: Diagnostic::new(
+                        Code::Duplicate,
+                        Span::default(),
+                        format!("module `{module}` is declared by two files"),
+                    )
+                    .help(format!("the other file is {}", drafts[&module].file)),
+                });
+            }
+            continue;
+        }
+        file_modules.insert(file.path.clone(), module.clone());
+        let mut draft = ModuleDraft {
+            name: module.clone(),
+            file: &file.path,
+            game: None,
+            uses: Vec::new(),
+            items: Vec::new(),
+            layers: Vec::new(),
+        };
+        let mut layers_of_chunks = Vec::new();
+        for chunk in &file.chunks {
+            if chunk.is_member {
+                if let Some(layer) = draft.layers.last_mut() {
+                    layer.members.extend(chunk.members.iter().map(|m| (m, chunk.ordinal)));
+                    layers_of_chunks.push(Some(layer.decl.name.name.clone()));
+                } else {
+                    layers_of_chunks.push(None);
+                }
+                continue;
+            }
+            let mut chunk_layer = None;
+            for item in &chunk.items {
+                match item {
+                    ast::Item::Use(ast::Use { kind: ast::UseKind::Game(name), .. }) => {
+                        draft.game = Some((name.clone(), chunk.ordinal));
+                    }
+                    ast::Item::Use(ast::Use { kind: ast::UseKind::Module { path, names }, .. }) => {
+                        draft.uses.push((path, names.as_ref(), chunk.ordinal));
+                    }
+                    ast::Item::Layer(layer) => {
+                        chunk_layer = Some(layer.name.name.clone());
+                        draft.layers.push(LayerDraft { decl: layer, ordinal: chunk.ordinal, members: Vec::new() });
+                    }
+                    _ => draft.items.push((item, chunk.ordinal)),
+                }
+            }
+            layers_of_chunks.push(chunk_layer);
+        }
+        chunk_layers.insert(file.path.clone(), layers_of_chunks);
+        drafts.insert(module, draft);
+    }
+
+    // Module imports: which user modules each module uses, and which are unknown.
+    let module_names: Vec<String> = drafts.keys().cloned().collect();
+    let mut user_imports: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for draft in drafts.values() {
+        let mut imports = Vec::new();
+        for (path, _, ordinal) in &draft.uses {
+            let text = path_text(path);
+            if drafts.contains_key(&text) {
+                imports.push(text);
+            } else if !sigs.modules.contains(&text) {
+                let loaded = if module_names.is_empty() {
+                    "no harness modules".to_owned()
+                } else {
+                    module_names.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                };
+                let mut candidates: Vec<&str> = module_names.iter().map(String::as_str).collect();
+                candidates.extend(sigs.modules.iter().map(String::as_str));
+                diagnostics.push(Located {
+                    file: draft.file.to_owned(),
+                    ordinal: *ordinal,
+                    diagnostic: Diagnostic::new(Code::UnknownModule, path.span, format!("unknown module `{text}`"))
+                        .help(
+                            did_you_mean(&text, candidates)
+                                .unwrap_or_else(|| format!("the loaded modules are {loaded}; library modules start with `std.`")),
+                        ),
+                });
+            }
+        }
+        user_imports.insert(draft.name.clone(), imports);
+    }
+
+    let mut declared = Vec::new();
+    let mut scopes = BTreeMap::new();
+    for draft in drafts.values() {
+        // The program of a module: itself and every module it uses, transitively, in a
+        // deterministic order (dependencies first).
+        let mut program_modules = Vec::new();
+        collect_modules(&draft.name, &user_imports, &mut program_modules, &mut BTreeSet::new());
+        let is_own = |module: &str| module == draft.name;
+        let mut scope = Scope {
+            module: draft.name.clone(),
+            game: None,
+            values: BTreeMap::new(),
+            types: BTreeMap::new(),
+            enums: Vec::new(),
+            errors: BTreeMap::new(),
+            layers: Vec::new(),
+            std_imports: BTreeMap::new(),
+            program_modules: program_modules.clone(),
+        };
+        let mut report = |file: &str, ordinal: u32, diagnostic: Diagnostic, own: bool| {
+            if own {
+                diagnostics.push(Located { file: file.to_owned(), ordinal, diagnostic });
+            }
+        };
+
+        // The game.
+        if let Some((name, ordinal)) = &draft.game {
+            match sigs.games.iter().find(|g| g.name == name.name) {
+                Some(game) => scope.game = Some(game.clone()),
+                None => report(
+                    draft.file,
+                    *ordinal,
+                    Diagnostic::new(Code::UnknownGame, name.span, format!("unknown game `{}`", name.name)).help(
+                        did_you_mean(&name.name, sigs.games.iter().map(|g| g.name.as_str())).unwrap_or_else(|| {
+                            format!(
+                                "the known games are: {}",
+                                sigs.games.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", ")
+                            )
+                        }),
+                    ),
+                    true,
+                ),
+            }
+        }
+        // Standard-library imports.
+        for (path, names, _) in &draft.uses {
+            let text = path_text(path);
+            if sigs.modules.contains(&text) {
+                let entry = scope.std_imports.entry(text).or_insert_with(|| Some(BTreeSet::new()));
+                match (entry.as_mut(), names) {
+                    (Some(set), Some(names)) => set.extend(names.iter().map(|n| n.name.clone())),
+                    _ => *entry = None,
+                }
+            }
+        }
+        let std_visible = |module: &Option<String>, name: &str| match module {
+            None => true,
+            Some(module) => match scope.std_imports.get(module) {
+                Some(None) => true,
+                Some(Some(names)) => names.contains(name),
+                None => false,
+            },
+        };
+        let mut enums = Vec::new();
+        let mut types = BTreeMap::new();
+        for ty in &sigs.types {
+            if std_visible(&ty.module, &ty.name) {
+                types.insert(ty.name.clone(), TypeDef::Opaque(ty.arity));
+            }
+        }
+        for sig in &sigs.enums {
+            if std_visible(&sig.module, &sig.name) {
+                types.insert(sig.name.clone(), TypeDef::Enum(enums.len()));
+                enums.push(EnumInfo {
+                    id: ir::EnumId(enums.len() as u32),
+                    name: sig.name.clone(),
+                    variants: sig.variants.clone(),
+                });
+            }
+        }
+        if let Some(game) = &scope.game {
+            for ty in &game.types {
+                types.insert(ty.name.clone(), TypeDef::Opaque(ty.arity));
+            }
+            for sig in &game.enums {
+                types.insert(sig.name.clone(), TypeDef::Enum(enums.len()));
+                enums.push(EnumInfo {
+                    id: ir::EnumId(enums.len() as u32),
+                    name: sig.name.clone(),
+                    variants: sig.variants.clone(),
+                });
+            }
+        }
+        // User enums and aliases of every module of the program; the names of this module win.
+        let mut aliases: Vec<(&ast::TypeAlias, bool)> = Vec::new();
+        for module in &program_modules {
+            let Some(other) = drafts.get(module) else { continue };
+            let own = is_own(module);
+            for (item, _) in &other.items {
+                match item {
+                    ast::Item::Enum(decl) => {
+                        let name = if own { decl.name.name.clone() } else { format!("{module}.{}", decl.name.name) };
+                        types.insert(decl.name.name.clone(), TypeDef::Enum(enums.len()));
+                        enums.push(EnumInfo {
+                            id: ir::EnumId(enums.len() as u32),
+                            name,
+                            variants: Vec::new(),
+                        });
+                    }
+                    ast::Item::TypeAlias(alias) => aliases.push((alias, own)),
+                    _ => {}
+                }
+            }
+        }
+        scope.types = types;
+        scope.enums = enums;
+        // Aliases may refer to each other: resolve them in rounds until nothing changes.
+        for _ in 0..=aliases.len() {
+            let mut changed = false;
+            for (alias, _) in &aliases {
+                let mut sink = Vec::new();
+                let mut ty = scope.resolve_type(&alias.ty, &mut sink);
+                if let Ty::Record(record) = &ty {
+                    let mut record = (**record).clone();
+                    record.name = Some(alias.name.name.clone());
+                    ty = Ty::Record(Arc::new(record));
+                }
+                let new = TypeDef::Alias(ty);
+                if scope.types.get(&alias.name.name) != Some(&new) {
+                    scope.types.insert(alias.name.name.clone(), new);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Enum payloads, now that every type name is known.
+        for module in &program_modules {
+            let Some(other) = drafts.get(module) else { continue };
+            for (item, _) in &other.items {
+                if let ast::Item::Enum(decl) = item {
+                    let Some(TypeDef::Enum(index)) = scope.types.get(&decl.name.name).cloned() else { continue };
+                    let mut sink = Vec::new();
+                    let variants = decl
+                        .variants
+                        .iter()
+                        .map(|v| (v.name.name.clone(), v.payload.iter().map(|t| scope.resolve_type(t, &mut sink)).collect()))
+                        .collect();
+                    scope.enums[index].variants = variants;
+                }
+            }
+        }
+        let normalized: Vec<Vec<(String, Vec<Ty>)>> = scope
+            .enums
+            .iter()
+            .map(|e| e.variants.iter().map(|(n, p)| (n.clone(), p.iter().map(|t| scope.normalize(t)).collect())).collect())
+            .collect();
+        for (info, variants) in scope.enums.iter_mut().zip(normalized) {
+            info.variants = variants;
+        }
+
+        // Values, errors and duplicates among the items of each module.
+        let (mut consts, mut configs, mut fns, mut errors) = (0u32, 0u32, 0u32, 0u32);
+        for module in &program_modules {
+            let Some(other) = drafts.get(module) else { continue };
+            let own = is_own(module);
+            let mut seen: BTreeMap<String, Span> = BTreeMap::new();
+            for (item, ordinal) in &other.items {
+                let at = |span: Span| Location { file: other.file.to_owned(), ordinal: *ordinal, span };
+                let key = |name: &str| DefKey { module: module.clone(), layer: None, name: name.to_owned() };
+                let mut names: Vec<&ast::Ident> = Vec::new();
+                let mut sink = Vec::new();
+                match item {
+                    ast::Item::Const(decl) => {
+                        names.push(&decl.name);
+                        let ty = scope.resolve_type(&decl.ty, &mut sink);
+                        let id = ir::ConstId(consts);
+                        consts += 1;
+                        if own {
+                            declared.push((key(&decl.name.name), Code::UnusedConst, at(decl.name.span)));
+                        }
+                        scope.values.insert(decl.name.name.clone(), (ValueDef::Const { id, ty }, key(&decl.name.name), at(decl.name.span)));
+                    }
+                    ast::Item::Config(block) => {
+                        for param in &block.params {
+                            names.push(&param.name);
+                            let ty = scope.resolve_type(&param.ty, &mut sink);
+                            let id = ir::ConfigId(configs);
+                            configs += 1;
+                            scope.values.insert(param.name.name.clone(), (ValueDef::Config { id, ty }, key(&param.name.name), at(param.name.span)));
+                        }
+                    }
+                    ast::Item::Fn(decl) => {
+                        names.push(&decl.name);
+                        let info = FnInfo {
+                            id: ir::FnId(fns),
+                            params: decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect(),
+                            ret: scope.resolve_type(&decl.ret, &mut sink),
+                        };
+                        fns += 1;
+                        if own {
+                            declared.push((key(&decl.name.name), Code::UnusedFn, at(decl.name.span)));
+                        }
+                        scope.values.insert(decl.name.name.clone(), (ValueDef::Fn(info), key(&decl.name.name), at(decl.name.span)));
+                    }
+                    ast::Item::Error(decl) => {
+                        names.push(&decl.name);
+                        scope.errors.insert(decl.name.name.clone(), (ir::ErrorId(errors), key(&decl.name.name)));
+                        errors += 1;
+                        if own {
+                            declared.push((key(&decl.name.name), Code::UnusedError, at(decl.name.span)));
+                        }
+                    }
+                    ast::Item::TypeAlias(decl) => names.push(&decl.name),
+                    ast::Item::Enum(decl) => {
+                        names.push(&decl.name);
+                        let mut variants: BTreeMap<&str, Span> = BTreeMap::new();
+                        for variant in &decl.variants {
+                            if let Some(first) = variants.insert(&variant.name.name, variant.name.span) {
+                                report(
+                                    other.file,
+                                    *ordinal,
+                                    duplicate(&variant.name, first, "variant"),
+                                    own,
+                                );
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                for name in names {
+                    if let Some(first) = seen.insert(name.name.clone(), name.span) {
+                        let _ = first;
+                        report(
+                            other.file,
+                            *ordinal,
+                            Diagnostic::new(Code::Duplicate, name.span, format!("`{}` is defined more than once in this module", name.name))
+                                .primary("defined again here")
+                                .help("rename or remove one of the definitions"),
+                            own,
+                        );
+                    }
+                }
+            }
+        }
+
+        // Layers of the program, in dependency order.
+        let mut all_layers: Vec<(&str, &LayerDraft<'_>)> = Vec::new();
+        for module in &program_modules {
+            if let Some(other) = drafts.get(module) {
+                for layer in &other.layers {
+                    all_layers.push((other.file, layer));
+                }
+            }
+        }
+        let index_of: BTreeMap<&str, usize> =
+            all_layers.iter().enumerate().rev().map(|(i, (_, l))| (l.decl.name.name.as_str(), i)).collect();
+        let mut needs_of: Vec<Vec<usize>> = Vec::new();
+        for (i, (file, layer)) in all_layers.iter().enumerate() {
+            let own = is_own(&module_of(&drafts, file));
+            if index_of.get(layer.decl.name.name.as_str()) != Some(&i) {
+                report(
+                    file,
+                    layer.ordinal,
+                    Diagnostic::new(Code::Duplicate, layer.decl.name.span, format!("layer `{}` is defined more than once", layer.decl.name.name)),
+                    own,
+                );
+            }
+            let mut needs = Vec::new();
+            for need in &layer.decl.needs {
+                match index_of.get(need.name.as_str()) {
+                    Some(&j) => needs.push(j),
+                    None => report(
+                        file,
+                        layer.ordinal,
+                        Diagnostic::new(Code::UnknownLayer, need.span, format!("unknown layer `{}`", need.name)).maybe_help(
+                            did_you_mean(&need.name, all_layers.iter().map(|(_, l)| l.decl.name.name.as_str())),
+                        ),
+                        own,
+                    ),
+                }
+            }
+            needs_of.push(needs);
+        }
+        // Topological order; layers on a cycle are reported and placed last, in source order.
+        let mut order = Vec::new();
+        let mut state = vec![0u8; all_layers.len()];
+        for start in 0..all_layers.len() {
+            visit_layer(start, &needs_of, &mut state, &mut order);
+        }
+        for (i, (file, layer)) in all_layers.iter().enumerate() {
+            if on_cycle(i, &needs_of) {
+                let own = is_own(&module_of(&drafts, file));
+                report(
+                    file,
+                    layer.ordinal,
+                    Diagnostic::new(Code::LayerCycle, layer.decl.name.span, format!("layer `{}` needs itself through `needs`", layer.decl.name.name))
+                        .help("the layers must form a stack: remove one of the `needs`"),
+                    own,
+                );
+            }
+        }
+        let position: BTreeMap<usize, usize> = order.iter().enumerate().map(|(pos, &i)| (i, pos)).collect();
+        let (mut states, mut tunables, mut computed, mut actions) = (0u32, 0u32, 0u32, 0u32);
+        let mut layer_fns = fns;
+        for &i in &order {
+            let (file, layer) = all_layers[i];
+            let module = module_of(&drafts, file);
+            let own = is_own(&module);
+            let needs: Vec<LayerId> = needs_of[i].iter().filter_map(|j| position.get(j)).map(|&p| LayerId(p as u32)).collect();
+            let mut below = BTreeSet::new();
+            let mut stack = needs_of[i].clone();
+            while let Some(j) = stack.pop() {
+                if let Some(&p) = position.get(&j) {
+                    if below.insert(LayerId(p as u32)) {
+                        stack.extend(needs_of[j].iter().copied());
+                    }
+                }
+            }
+            let layer_name = layer.decl.name.name.clone();
+            let mut members = BTreeMap::new();
+            let mut sink = Vec::new();
+            for (member, ordinal) in &layer.members {
+                let at = |span: Span| Location { file: file.to_owned(), ordinal: *ordinal, span };
+                let key = |name: &str| DefKey { module: module.clone(), layer: Some(layer_name.clone()), name: name.to_owned() };
+                let mut entries: Vec<(&ast::Ident, MemberDef, Option<Code>)> = Vec::new();
+                match member {
+                    ast::Member::State(block) => {
+                        for field in &block.fields {
+                            let ty = scope.resolve_type(&field.ty, &mut sink);
+                            entries.push((&field.name, MemberDef::State(ir::StateId(states), ty), Some(Code::UnusedState)));
+                            states += 1;
+                        }
+                    }
+                    ast::Member::Tunable(param) => {
+                        let ty = scope.resolve_type(&param.ty, &mut sink);
+                        let range = param.range.as_ref().and_then(literal_range);
+                        entries.push((&param.name, MemberDef::Tunable(ir::TunableId(tunables), ty, range), None));
+                        tunables += 1;
+                    }
+                    ast::Member::Computed(decl) => {
+                        let ty = scope.resolve_type(&decl.ty, &mut sink);
+                        entries.push((&decl.name, MemberDef::Computed(ir::ComputedId(computed), ty), Some(Code::UnusedComputed)));
+                        computed += 1;
+                    }
+                    ast::Member::Fn(decl) => {
+                        let info = FnInfo {
+                            id: ir::FnId(layer_fns),
+                            params: decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect(),
+                            ret: scope.resolve_type(&decl.ret, &mut sink),
+                        };
+                        layer_fns += 1;
+                        entries.push((&decl.name, MemberDef::Fn(info), Some(Code::UnusedFn)));
+                    }
+                    ast::Member::Action(decl) => {
+                        let params = decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect();
+                        entries.push((&decl.name, MemberDef::Action(ir::ActionId(actions), params), None));
+                        actions += 1;
+                    }
+                    _ => {}
+                }
+                for (name, def, unused) in entries {
+                    if let Some(previous) = members.get(&name.name) {
+                        let previous: &MemberEntry = previous;
+                        let _ = previous;
+                        report(
+                            file,
+                            *ordinal,
+                            Diagnostic::new(Code::Duplicate, name.span, format!("`{}` is defined more than once in layer `{layer_name}`", name.name))
+                                .primary("defined again here")
+                                .help("rename or remove one of the definitions"),
+                            own,
+                        );
+                        continue;
+                    }
+                    if let (Some(code), true) = (unused, own) {
+                        declared.push((key(&name.name), code, at(name.span)));
+                    }
+                    members.insert(name.name.clone(), MemberEntry { def, key: key(&name.name), at: at(name.span) });
+                }
+            }
+            scope.layers.push(LayerInfo {
+                name: layer_name,
+                module,
+                needs,
+                below,
+                members,
+                at: Location { file: file.to_owned(), ordinal: layer.ordinal, span: layer.decl.name.span },
+            });
+        }
+        scopes.insert(draft.name.clone(), Arc::new(scope));
+    }
+    declared.sort_by(|a, b| a.2.cmp(&b.2));
+    Env { scopes, file_modules, chunk_layers, diagnostics, declared }
+}
+
+fn duplicate(name: &ast::Ident, _first: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(Code::Duplicate, name.span, format!("{what} `{}` is defined more than once", name.name))
+        .primary("defined again here")
+        .help("rename or remove one of the definitions")
+}
+
+fn module_of(drafts: &BTreeMap<String, ModuleDraft<'_>>, file: &str) -> String {
+    drafts.values().find(|d| d.file == file).map(|d| d.name.clone()).unwrap_or_default()
+}
+
+fn collect_modules(
+    module: &str,
+    imports: &BTreeMap<String, Vec<String>>,
+    out: &mut Vec<String>,
+    seen: &mut BTreeSet<String>,
+) {
+    if !seen.insert(module.to_owned()) {
+        return;
+    }
+    for used in imports.get(module).into_iter().flatten() {
+        collect_modules(used, imports, out, seen);
+    }
+    out.push(module.to_owned());
+}
+
+fn visit_layer(i: usize, needs: &[Vec<usize>], state: &mut [u8], order: &mut Vec<usize>) {
+    if state[i] != 0 {
+        return;
+    }
+    state[i] = 1;
+    for &j in &needs[i] {
+        visit_layer(j, needs, state, order);
+    }
+    state[i] = 2;
+    order.push(i);
+}
+
+fn on_cycle(start: usize, needs: &[Vec<usize>]) -> bool {
+    let mut stack = needs[start].clone();
+    let mut seen = BTreeSet::new();
+    while let Some(j) = stack.pop() {
+        if j == start {
+            return true;
+        }
+        if seen.insert(j) {
+            stack.extend(needs[j].iter().copied());
+        }
+    }
+    false
+}
+
+/// The dotted text of a path.
+pub fn path_text(path: &ast::Path) -> String {
+    path.segments.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(".")
+}
+
+/// A literal value written in the source, possibly negated.
+pub fn literal(expr: &ast::Expr) -> Option<ir::Literal> {
+    match &expr.kind {
+        ast::ExprKind::Int(v) => Some(ir::Literal::Int(*v)),
+        ast::ExprKind::Float(v) => Some(ir::Literal::Float(*v)),
+        ast::ExprKind::Bool(v) => Some(ir::Literal::Bool(*v)),
+        ast::ExprKind::String(v) => Some(ir::Literal::String(v.clone())),
+        ast::ExprKind::Unary(ast::UnaryOp::Neg, inner) => match literal(inner)? {
+            ir::Literal::Int(v) => v.checked_neg().map(ir::Literal::Int),
+            ir::Literal::Float(v) => Some(ir::Literal::Float(-v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A range whose bounds are both numeric literals.
+pub fn literal_range(range: &ast::RangeExpr) -> Option<ir::Range> {
+    let lo = literal(&range.lo)?;
+    let hi = literal(&range.hi)?;
+    Some(ir::Range { lo, hi, inclusive: range.inclusive })
+}
+
+/// Whether a literal lies in a range; `None` when the kinds do not compare.
+pub fn in_range(value: &ir::Literal, range: &ir::Range) -> Option<bool> {
+    let as_f64 = |l: &ir::Literal| match l {
+        ir::Literal::Int(v) => Some(*v as f64),
+        ir::Literal::Float(v) => Some(*v),
+        _ => None,
+    };
+    let (v, lo, hi) = (as_f64(value)?, as_f64(&range.lo)?, as_f64(&range.hi)?);
+    Some(v >= lo && if range.inclusive { v <= hi } else { v < hi })
+}

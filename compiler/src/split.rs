@@ -1,0 +1,189 @@
+//! Splits a file's text into chunks, one per item or layer member, without parsing it.
+//!
+//! Incremental checking rests on this: each chunk is parsed and checked by its own query, keyed on
+//! the chunk's text, so an edit inside one member leaves every other chunk's text (and therefore
+//! every other chunk's query) untouched. The splitter only understands what it must to find
+//! boundaries: strings, comments, brace depth, and the keywords that start an item (at depth 0)
+//! or a layer member (at depth 1 of a layer). Everything else, including malformed text, is left
+//! for the parser to judge.
+
+/// What a chunk holds, which decides how it is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChunkKind {
+    /// The `harness a.b` header.
+    Header,
+    /// A top-level item other than a layer, or unrecognised text at the top level.
+    Item,
+    /// A layer's header, from `layer` up to and including its `{`.
+    LayerHeader,
+    /// One member of the most recent layer, or unrecognised text inside it.
+    Member,
+}
+
+/// One chunk: where it starts in the file and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawChunk {
+    /// How to parse it.
+    pub kind: ChunkKind,
+    /// Byte offset of its first byte in the file.
+    pub offset: u32,
+    /// Its text.
+    pub text: String,
+}
+
+const ITEM_KEYWORDS: &[&str] =
+    &["harness", "use", "type", "enum", "const", "config", "fn", "error", "layer"];
+const MEMBER_KEYWORDS: &[&str] =
+    &["state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise"];
+
+/// Splits `text` into chunks in source order. Chunks that hold only whitespace and comments are
+/// dropped; every other byte belongs to exactly one chunk, except the `}` closing a layer.
+pub fn split(text: &str) -> Vec<RawChunk> {
+    let bytes = text.as_bytes();
+    let mut boundaries: Vec<(usize, ChunkKind)> = Vec::new();
+    // Closing braces of layers: a member chunk ends there rather than at the next boundary.
+    let mut layer_ends: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut in_layer = false;
+    let mut awaiting_layer_brace = false;
+    let mut doc_start: Option<usize> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("//") {
+            let end = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+            if text[i..].starts_with("///") {
+                doc_start.get_or_insert(i);
+            } else {
+                doc_start = None;
+            }
+            i = end;
+        } else if c == b'"' {
+            doc_start = None;
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &text[start..i];
+            let chunk_start = doc_start.take().unwrap_or(start);
+            // After a `.` a keyword-like word is a field or method name (`x.state`).
+            let after_dot = text[..start].trim_end().ends_with('.');
+            if after_dot {
+                continue;
+            }
+            if depth == 0 && ITEM_KEYWORDS.contains(&word) {
+                let kind = match word {
+                    "harness" => ChunkKind::Header,
+                    "layer" => ChunkKind::LayerHeader,
+                    _ => ChunkKind::Item,
+                };
+                in_layer = false;
+                awaiting_layer_brace = kind == ChunkKind::LayerHeader;
+                boundaries.push((chunk_start, kind));
+            } else if depth == 1 && in_layer && MEMBER_KEYWORDS.contains(&word) {
+                boundaries.push((chunk_start, ChunkKind::Member));
+            } else if boundaries.is_empty() {
+                // Unrecognised text before the first item: a chunk of its own, for the parser
+                // to report.
+                boundaries.push((chunk_start, ChunkKind::Item));
+            }
+        } else {
+            doc_start = None;
+            match c {
+                b'{' => {
+                    if depth == 0 && awaiting_layer_brace {
+                        awaiting_layer_brace = false;
+                        in_layer = true;
+                        // The header chunk ends after this brace; members start after it.
+                        boundaries.push((i + 1, ChunkKind::Member));
+                    }
+                    depth += 1;
+                }
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 && in_layer {
+                        in_layer = false;
+                        layer_ends.push(i);
+                        // Whatever follows the layer until the next item is a chunk of its own.
+                        boundaries.push((i + 1, ChunkKind::Item));
+                    }
+                }
+                _ => {
+                    if boundaries.is_empty() {
+                        boundaries.push((i, ChunkKind::Item));
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    let mut chunks = Vec::new();
+    for (index, &(start, kind)) in boundaries.iter().enumerate() {
+        let mut end = boundaries.get(index + 1).map_or(text.len(), |&(next, _)| next);
+        if kind == ChunkKind::Member {
+            if let Some(&close) = layer_ends.iter().find(|&&close| close >= start && close < end) {
+                end = close;
+            }
+        }
+        let start = start.min(end);
+        let piece = &text[start..end];
+        if is_trivia(piece) {
+            continue;
+        }
+        chunks.push(RawChunk { kind, offset: start as u32, text: piece.to_owned() });
+    }
+    chunks
+}
+
+/// True when the text holds only whitespace and comments.
+fn is_trivia(text: &str) -> bool {
+    text.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with("//")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_items_and_members() {
+        let text = "harness a.b\nconst N: Int = 1\n/// Docs.\nlayer l needs k {\n  state { n: Int = 0 }\n  computed c: Int = if n > 0 { 1 } else { 2 }\n}\nfn f() -> Int = 1\n";
+        let chunks = split(text);
+        let kinds: Vec<_> = chunks.iter().map(|c| c.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                ChunkKind::Header,
+                ChunkKind::Item,
+                ChunkKind::LayerHeader,
+                ChunkKind::Member,
+                ChunkKind::Member,
+                ChunkKind::Item
+            ]
+        );
+        assert!(chunks[2].text.starts_with("/// Docs.\nlayer"));
+        assert!(chunks[2].text.trim_end().ends_with('{'));
+        assert!(chunks[4].text.trim_end().ends_with("{ 2 }"));
+        for chunk in &chunks {
+            assert_eq!(&text[chunk.offset as usize..][..chunk.text.len()], chunk.text);
+        }
+    }
+
+    #[test]
+    fn keeps_garbage_in_a_chunk() {
+        let chunks = split("\u{1}\u{2} garbage const N: Int = 1");
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].kind, ChunkKind::Item);
+    }
+}
