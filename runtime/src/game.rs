@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use harness_compiler::signatures::GameSig;
 use serde::Serialize;
 
 use crate::native::Natives;
@@ -39,6 +40,10 @@ pub trait GameKind: Send + Sync {
 
     /// The identifiers of the game's instances, in a fixed order.
     fn instances(&self) -> Vec<String>;
+
+    /// The bindings the checker sees after `use game NAME`: the game's types, enums, queries,
+    /// effects and observations. Only the agent-visible view appears here.
+    fn bindings(&self) -> GameSig;
 
     /// Native implementations of the game's queries (registered as `game.NAME`, receiving the
     /// episode's view as no argument: see [`Game::query`]) and of its opaque types' methods

@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use harness_compiler::signatures::SignatureSet;
 use harness_runtime::{ErrorCode, NativeCtx, NativeError, Natives, Value};
 
 /// A native implementation.
@@ -232,6 +233,15 @@ pub const PRELUDE: &[Entry] = &[
     Entry { name: "range", sig: "fn range(lo: Int, hi: Int) -> List<Int>", doc: "The integers `lo, lo + 1, ..., hi - 1` (at most a million of them).", example: "range(0, 3) == [0, 1, 2]", native: range },
 ];
 
+/// The prelude's signatures, for the checker.
+pub fn signatures() -> SignatureSet {
+    let mut set = SignatureSet::default();
+    for entry in PRELUDE {
+        set.builtin(entry.sig, entry.doc, entry.example);
+    }
+    set
+}
+
 /// The prelude's native implementations, by registry name.
 pub fn natives() -> Natives {
     let mut natives = Natives::new();
@@ -275,5 +285,14 @@ mod tests {
     #[test]
     fn registry_names_are_unique_and_sorted() {
         assert!(PRELUDE.windows(2).all(|w| w[0].name < w[1].name));
+    }
+
+    #[test]
+    fn signatures_parse_and_name_the_same_registry_entries() {
+        let set = signatures();
+        assert!(set.problems.is_empty(), "{:?}", set.problems);
+        let names: Vec<&str> = set.builtins.iter().map(|b| b.name.as_str()).collect();
+        let expected: Vec<&str> = PRELUDE.iter().map(|e| e.name).collect();
+        assert_eq!(names, expected);
     }
 }

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use harness_compiler::signatures::GameSig;
 use harness_runtime::{Effect, Game, GameKind, Natives, Observation, RngStreams, Stream, Value, VariantValue};
 
 /// The name in `use game search`.
@@ -57,6 +58,22 @@ impl GameKind for LineSearch {
 
     fn instances(&self) -> Vec<String> {
         INSTANCES.iter().map(|(id, _, _)| (*id).to_string()).collect()
+    }
+
+    fn bindings(&self) -> GameSig {
+        let mut sig = GameSig::new(NAME, "Find a hidden target on a line of cells with noisy probes.");
+        sig.enumeration("enum Dir { Left, Here, Right }", "Where the target lies, seen from a probed cell.")
+            .query("cells: Int", "The number of cells; the target is in `0..cells`.", "game.cells")
+            .query("probes_left: Int", "How many probes remain.", "game.probes_left > 0")
+            .query("probes_used: Int", "How many probes were made.", "game.probes_used")
+            .effect("fn probe(cell: Int)", "Probe a cell; the game answers with `answer`.")
+            .effect("fn guess(cell: Int)", "The final guess; the game answers with `verdict` and ends.")
+            .observation(
+                "fn answer(cell: Int, dir: Dir)",
+                "The (noisy) direction of the target from the probed cell.",
+            )
+            .observation("fn verdict(correct: Bool)", "Whether the final guess was right.");
+        sig
     }
 
     fn natives(&self) -> Natives {
@@ -204,6 +221,16 @@ mod tests {
 
     fn probe(cell: i64) -> Effect {
         Effect { name: Arc::from("probe"), args: vec![Value::Int(cell)] }
+    }
+
+    #[test]
+    fn bindings_parse_and_name_every_effect_and_observation() {
+        let sig = LineSearch.bindings();
+        assert!(sig.problems.is_empty(), "{:?}", sig.problems);
+        let names = |m: &[harness_compiler::signatures::MessageSig]| m.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&sig.effects), ["probe", "guess"]);
+        assert_eq!(names(&sig.observations), ["answer", "verdict"]);
+        assert_eq!(sig.enums[0].variants.len(), DIRECTIONS.len());
     }
 
     #[test]
