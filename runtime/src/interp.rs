@@ -398,7 +398,12 @@ impl<'m> Eval<'m> {
                 let f = args.get(1).ok_or_else(|| internal(span, "missing closure"))?;
                 let mut total = 0.0;
                 for (weight, branch) in &preview.branches {
-                    let v = self.call_closure(snap, frame, f, &[Value::Snapshot(branch.clone())])?;
+                    // Reading a successor snapshot is part of the preview: a `sim.next` reached
+                    // from here would be a second step.
+                    let outer = std::mem::replace(&mut self.in_preview, true);
+                    let v = self.call_closure(snap, frame, f, &[Value::Snapshot(branch.clone())]);
+                    self.in_preview = outer;
+                    let v = v?;
                     total += weight
                         * if method == "prob" {
                             if expect_bool(v, span)? { 1.0 } else { 0.0 }
