@@ -27,6 +27,8 @@ pub enum NodeKind {
     Computed,
     /// A function.
     Fn,
+    /// A constant.
+    Const,
     /// An action.
     Action,
     /// Code that runs inside every preview: handlers and models.
@@ -497,7 +499,7 @@ impl Checker<'_> {
                 }
             }
             ast::Item::Const(decl) => {
-                self.begin(Ctx::Const, NodeKind::Other, Some(self.item_key(&decl.name.name)), decl.name.span);
+                self.begin(Ctx::Const, NodeKind::Const, Some(self.item_key(&decl.name.name)), decl.name.span);
                 let ty = self.resolve(&decl.ty);
                 let mut value = self.check(&decl.value, &ty);
                 self.fix_expr(&mut value);
@@ -1075,13 +1077,9 @@ impl Checker<'_> {
                 place.path.push(ir::PlaceStep::Index(key));
                 Some((place, elem))
             }
+            // The parser accepts only names, fields and elements as places.
             _ => {
-                self.error(
-                    Code::NotAPlace,
-                    target.span,
-                    "this expression cannot be patched".to_owned(),
-                    Some("patch a state field, a field of it or an element of it: `patch n = n + 1`".into()),
-                );
+                self.push(Diagnostic::internal(target.span, "the parser produced a patch target that is not a place"));
                 None
             }
         }
@@ -1525,7 +1523,7 @@ impl Checker<'_> {
             _ => (self.fresh(false), false),
         };
         let lowered_items: Vec<Lowered> = items.iter().map(|item| self.check(item, &elem)).collect();
-        if items.is_empty() && !matches!(hint, Some(Ty::Set(_) | Ty::List(_))) {
+        if items.is_empty() && !matches!(hint, Some(Ty::Set(_) | Ty::List(_) | Ty::Error)) {
             self.pending.push((elem.clone(), span));
         }
         if is_set {

@@ -90,9 +90,54 @@ impl CodeInfo {
 
 codes! {
     Syntax = "E0001", Error, "syntax error",
-        explanation: "The text does not follow the grammar of the language. The parser recovers and reports every syntax error of a file, so fix them from the top: a later error may be a consequence of an earlier one.",
+        explanation: "The text does not follow the grammar of the language: a token appears where the grammar does not allow it. The parser recovers and reports every syntax error of a file, so fix them from the top: a later error may be a consequence of an earlier one.",
         example: "const N: Int = = 3",
         fix: "Correct the text at the span; the message says what the parser expected there.";
+
+    InvalidCharacter = "E0002", Error, "invalid character",
+        explanation: "A character that cannot start any token, such as `@`, `$` or a control character.",
+        example: "const N: Int = 3 @",
+        fix: "Remove the character; comments start with `//`.";
+
+    UnterminatedString = "E0003", Error, "unterminated string",
+        explanation: "A string literal has no closing quote before the end of the line or file.",
+        example: "error NOPE = \"never closed",
+        fix: "Close the string with `\"`.";
+
+    InvalidEscape = "E0004", Error, "invalid escape in a string",
+        explanation: "Strings accept the escapes `\\\"`, `\\\\`, `\\n` and `\\t` only.",
+        example: "error NOPE = \"a \\q b\"",
+        fix: "Use one of the supported escapes, or write the character itself.";
+
+    NumberOutOfRange = "E0005", Error, "number out of range",
+        explanation: "An integer literal does not fit in 64 bits, or a float literal overflows.",
+        example: "const N: Int = 99999999999999999999",
+        fix: "Use a smaller number.";
+
+    MissingElse = "E0006", Error, "`if` without `else`",
+        explanation: "An `if` expression must have an `else` branch, so it always has a value.",
+        example: "fn f(x: Int) -> Int = if x > 0 { 1 }",
+        fix: "Add `else { ... }`.";
+
+    ChainedComparison = "E0007", Error, "chained comparison",
+        explanation: "Comparisons do not chain: `a < b < c` would compare a `Bool` with `c`.",
+        example: "fn f(a: Int, b: Int, c: Int) -> Bool = a < b < c",
+        fix: "Write `a < b and b < c`.";
+
+    RecordInCondition = "E0008", Error, "record literal in a condition",
+        explanation: "A record literal directly in the condition of `if`, `when`, `requires` or `match` would be ambiguous with the block that follows.",
+        example: "type P = { x: Int }\nfn f(p: P) -> Bool = if p == P { x: 1 } { true } else { false }",
+        fix: "Wrap the record literal in parentheses.";
+
+    ArgumentOrder = "E0009", Error, "positional argument after a named one",
+        explanation: "Calls take positional arguments first, then named ones.",
+        example: "fn f(a: Int, b: Int) -> Int = a\nconst N: Int = f(a: 1, 2)",
+        fix: "Move the positional arguments before the named ones.";
+
+    TooDeep = "E0010", Error, "nesting too deep",
+        explanation: "The text nests expressions or blocks more deeply than the parser allows; the rest of the file is not parsed.",
+        example: "const N: Int = ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1",
+        fix: "Split the expression with `let` bindings or helper functions.";
 
     UnknownName = "E0101", Error, "unknown name",
         explanation: "A name does not refer to any local, parameter, member of the layer or of a layer it needs, item, or imported name.",
@@ -131,12 +176,12 @@ codes! {
 
     UnknownGameMember = "E0108", Error, "unknown game query",
         explanation: "`game.NAME` is not a query of the game's agent-visible view. Ground truth is never visible to a harness, so only the view's queries exist.",
-        example: "use game battleship\nconst N: Int = game.shots_lft",
+        example: "use game battleship\nlayer l {\n  computed n: Int = game.shots_lft\n}",
         fix: "Use one of the game's queries; the help suggests the closest.";
 
     NoGame = "E0109", Error, "`game` used without `use game`",
         explanation: "The file refers to `game` (a query, an effect or an observation) but does not say which game it is written for.",
-        example: "const N: Int = game.shots_left",
+        example: "layer l {\n  computed n: Int = game.shots_left\n}",
         fix: "Add `use game <name>` at the top of the file.";
 
     UnknownLayer = "E0110", Error, "unknown layer",
@@ -193,11 +238,6 @@ codes! {
         explanation: "Closures exist only as arguments of builtins such as `filter` or `max_by`; they cannot be stored, returned or called, which keeps every evaluation bounded.",
         example: "fn f() -> Int = { let g = |x| x; 1 }",
         fix: "Pass the closure directly to the builtin that uses it, or write a `fn`.";
-
-    NotAPlace = "E0210", Error, "not a place",
-        explanation: "A `patch` writes a state field, a field of it or an element of it; other expressions cannot be written.",
-        example: "layer l {\n  state { n: Int = 0 }\n  action a() { patch n + 1 = 2 }\n}",
-        fix: "Patch a state field: `patch n = n + 1`.";
 
     RefutablePattern = "E0211", Error, "refutable pattern in `let`",
         explanation: "A `let` must bind every possible value; a pattern such as `Some(x)` does not match `None`.",
@@ -353,6 +393,11 @@ codes! {
         explanation: "A declared error code is never named by a `requires ... else fail CODE`.",
         example: "error NOPE = \"never raised\"",
         fix: "Use it, or remove it.";
+
+    EmptyFile = "W0006", Warning, "empty file",
+        explanation: "The file holds no items: nothing to check, and no module for others to use. Often a file saved before it was written, or a wrong path.",
+        example: "// only a comment",
+        fix: "Write the harness, or remove the file from the paths given to `harness check`.";
 
     Internal = "E9999", Error, "internal error",
         explanation: "The checker met a situation it does not handle: a bug in harness, not in your file. It is reported as a diagnostic instead of a crash.",

@@ -1,11 +1,28 @@
 //! The harness checker: salsa queries, name resolution, types, layer isolation, diagnostics and lowering.
+//!
+//! The entry point is [`Workspace`]: load files with [`Workspace::set_file`], read
+//! [`Workspace::diagnostics`], and get a module's lowered [`ir::Program`] with
+//! [`Workspace::program`]. Builtin and game signatures arrive as a [`signatures::SignatureSet`];
+//! this crate depends on neither the runtime nor the standard library.
+//!
+//! The pipeline: [`split`] cuts a file into chunks (items and layer members), [`parse`] parses a
+//! chunk, [`env`] builds every module's scope from the chunks' signatures, [`check`] checks and
+//! lowers one chunk, [`global`] runs the whole-program checks, [`lower`] assembles the IR. The
+//! [`db`] module wires these as salsa queries so that an edit re-checks only what it affects.
 
 pub mod check;
 pub mod codes;
+pub mod db;
 pub mod diagnostic;
 pub mod env;
+pub mod global;
 pub mod ir;
+pub mod lower;
 pub mod parse;
 pub mod signatures;
 pub mod split;
 pub mod types;
+mod workspace;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use workspace::Workspace;

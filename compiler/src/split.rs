@@ -47,14 +47,16 @@ pub fn split(text: &str) -> Vec<RawChunk> {
     let mut in_layer = false;
     let mut awaiting_layer_brace = false;
     let mut doc_start: Option<usize> = None;
+    // True right after a `.` token: a keyword-like word there is a field or method name.
+    let mut after_dot = false;
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if text[i..].starts_with("//") {
-            let end = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-            if text[i..].starts_with("///") {
+        } else if bytes[i..].starts_with(b"//") {
+            let end = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |n| i + n);
+            if bytes[i..].starts_with(b"///") {
                 doc_start.get_or_insert(i);
             } else {
                 doc_start = None;
@@ -62,6 +64,7 @@ pub fn split(text: &str) -> Vec<RawChunk> {
             i = end;
         } else if c == b'"' {
             doc_start = None;
+            after_dot = false;
             i += 1;
             while i < bytes.len() && bytes[i] != b'"' {
                 i += if bytes[i] == b'\\' { 2 } else { 1 };
@@ -74,9 +77,7 @@ pub fn split(text: &str) -> Vec<RawChunk> {
             }
             let word = &text[start..i];
             let chunk_start = doc_start.take().unwrap_or(start);
-            // After a `.` a keyword-like word is a field or method name (`x.state`).
-            let after_dot = text[..start].trim_end().ends_with('.');
-            if after_dot {
+            if std::mem::take(&mut after_dot) {
                 continue;
             }
             if depth == 0 && ITEM_KEYWORDS.contains(&word) {
@@ -97,6 +98,7 @@ pub fn split(text: &str) -> Vec<RawChunk> {
             }
         } else {
             doc_start = None;
+            after_dot = c == b'.';
             match c {
                 b'{' => {
                     if depth == 0 && awaiting_layer_brace {

@@ -2,7 +2,7 @@
 //!
 //! The tree is produced by [`crate::parse`] and is the contract between the parser, the checker,
 //! the formatter and the editor support. It is *recovering*: where the source is malformed, the
-//! parser inserts an `Error` node (for example [`ExprKind::Error`] or [`Item::Error`]) that covers
+//! parser inserts an error node (for example [`ExprKind::Error`] or [`Item::Invalid`]) that covers
 //! the bad text, so later stages can still look at everything around it. Together with the token
 //! stream of [`crate::Parse::tokens`], which keeps comments and whitespace, the tree is lossless:
 //! every byte of the input belongs to a token, and every token to the span of some node.

@@ -430,8 +430,9 @@ impl<'t> Parser<'t> {
 
     /// Skips tokens up to a synchronisation point for `level` (or one accepted by `stop` outside
     /// brackets), an unmatched closing bracket that ends the enclosing construct, or the end.
-    /// Stray closing brackets that close nothing at this level are skipped with the rest. Lexical errors in the skipped text
-    /// are still reported. Returns the end of the skipped text.
+    /// Stray closing brackets that close nothing at this level are skipped with the rest.
+    /// Lexical errors in the skipped text are still reported. Returns the end of the skipped
+    /// text.
     fn skip_to(&mut self, level: Level, stop: &dyn Fn(Tok) -> bool) -> u32 {
         let mut depth = 0usize;
         loop {

@@ -11,3 +11,6 @@ pub mod stats;
 
 /// Ablation summaries: per-stack rows, marginals and the heavy-lifting verdict.
 pub mod ablation;
+
+/// The builtin registry: signatures, documentation and examples of every builtin.
+pub mod registry;

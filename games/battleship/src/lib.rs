@@ -16,6 +16,7 @@
 //!   [`reference::play_paper_game`].
 
 pub mod belief;
+pub mod bindings;
 pub mod board;
 pub mod cell;
 pub mod game;

@@ -58,6 +58,7 @@ impl State {
 /// The Metropolis–Hastings kernel shared by `mcmc` and `smc`'s rejuvenation.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Kernel {
+    labelled: bool,
     p_pair: f64,
     swaps: Vec<(usize, usize)>,
 }
@@ -78,7 +79,11 @@ impl Kernel {
         } else {
             P_PAIR
         };
-        Self { p_pair, swaps }
+        Self {
+            labelled: fleet.is_labelled(),
+            p_pair,
+            swaps,
+        }
     }
 
     /// One step from a consistent `state`; the state stays consistent.
@@ -87,20 +92,15 @@ impl Kernel {
         if u < P_SINGLE {
             single(ev, cands, s, rng);
         } else if u < P_SINGLE + self.p_pair {
-            pair(ev, cands, s, rng);
+            // Half the pair moves of an unlabelled fleet trade lengths; the choice does not
+            // depend on the state, so each kind keeps detailed balance on its own.
+            let exchange = !self.labelled && rng.below(2) == 1;
+            pair(ev, cands, s, rng, exchange);
         } else {
             let (i, j) = self.swaps[rng.below(self.swaps.len())];
             swap(ev, s, i, j);
         }
     }
-}
-
-fn others_of(ships: &[u64; NUM_SHIPS], skip: &[usize]) -> u64 {
-    ships
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !skip.contains(k))
-        .fold(0, |a, (_, &m)| a | m)
 }
 
 /// Metropolis acceptance of a move with log acceptance ratio `log_ratio`.
@@ -111,7 +111,8 @@ fn accept(log_ratio: f64, rng: &mut Stream) -> bool {
 fn single(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
     let k = rng.below(NUM_SHIPS);
     let cur = s.ships[k];
-    let others = others_of(&s.ships, &[k]);
+    // Ships never overlap, so removing one from the union is an exclusive or.
+    let others = s.union ^ cur;
     let need = ev.hits() & !others;
     let mut buf = [0u64; MAX_PLACEMENTS];
     let mut n = 0;
@@ -134,6 +135,11 @@ fn single(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
     }
 }
 
+/// Number of placements of slot `i` (length `len`) that avoid `fixed`.
+fn fitting(cands: &Candidates, i: usize, len: usize, fixed: u64) -> usize {
+    cands.of(i, len).iter().filter(|&&p| p & fixed == 0).count()
+}
+
 /// Number of placements of slot `j` (length `len`) that complete `fixed` into a consistent board.
 fn completions(ev: &Evidence, cands: &Candidates, j: usize, len: usize, fixed: u64) -> usize {
     let need = ev.hits() & !fixed;
@@ -144,47 +150,63 @@ fn completions(ev: &Evidence, cands: &Candidates, j: usize, len: usize, fixed: u
         .count()
 }
 
-fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
+/// The pair move on the ordered pair (i, j). With `exchange` the two ships also trade lengths
+/// (unlabelled fleets only), which is the only way a ship pinned by a revealed colour can change
+/// length: i draws from its candidates of j's length and j from its candidates of i's length.
+fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exchange: bool) {
     let pick = rng.below(NUM_SHIPS * (NUM_SHIPS - 1));
     let i = pick / (NUM_SHIPS - 1);
     let j = (i + 1 + pick % (NUM_SHIPS - 1)) % NUM_SHIPS;
-    let (len_i, len_j) = (
+    let (old_i, old_j) = (
         s.ships[i].count_ones() as usize,
         s.ships[j].count_ones() as usize,
     );
-    let rest = others_of(&s.ships, &[i, j]);
-    // Draw i' uniformly from A = {own candidates avoiding the fixed ships}.
+    let (len_i, len_j) = if exchange {
+        (old_j, old_i)
+    } else {
+        (old_i, old_j)
+    };
+    let rest = s.union ^ s.ships[i] ^ s.ships[j];
+    // Draw i' uniformly from A = {i's candidates of the new length avoiding the fixed ships}.
     let mut buf = [0u64; MAX_PLACEMENTS];
-    let mut n = 0;
+    let mut a = 0;
     for &p in cands.of(i, len_i) {
         if p & rest == 0 {
-            buf[n] = p;
-            n += 1;
+            buf[a] = p;
+            a += 1;
         }
     }
-    if n == 0 {
+    if a == 0 {
         return;
     }
-    let new_i = buf[rng.below(n)];
-    // Draw j' uniformly from B(i').
+    let new_i = buf[rng.below(a)];
+    // Draw j' uniformly from B(i') = {j's candidates completing the board}.
     let fixed = rest | new_i;
     let need = ev.hits() & !fixed;
-    let mut m = 0;
+    let mut b = 0;
     for &p in cands.of(j, len_j) {
         if p & fixed == 0 && p & need == need {
-            buf[m] = p;
-            m += 1;
+            buf[b] = p;
+            b += 1;
         }
     }
-    if m == 0 {
+    if b == 0 {
         return;
     }
-    let new_j = buf[rng.below(m)];
-    // |B(i)| ≥ 1 because the current j completes the current board.
-    let back = completions(ev, cands, j, len_j, rest | s.ships[i]);
+    let new_j = buf[rng.below(b)];
+    // The reverse move draws the current placements from the same kind of sets at the old
+    // lengths. Without an exchange its A is this A (the fixed ships are the same); its B is
+    // never empty because the current j completes the current board.
+    let back_a = if exchange {
+        fitting(cands, i, old_i, rest)
+    } else {
+        a
+    };
+    let back_b = completions(ev, cands, j, old_j, rest | s.ships[i]);
     let union = fixed | new_j;
     let log_lik = ev.log_likelihood(union);
-    let log_ratio = log_lik - s.log_lik + (m as f64).ln() - (back as f64).ln();
+    let log_ratio =
+        log_lik - s.log_lik + ((a * b) as f64).ln() - ((back_a * back_b) as f64).ln();
     if accept(log_ratio, rng) {
         s.ships[i] = new_i;
         s.ships[j] = new_j;

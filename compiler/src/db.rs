@@ -1,0 +1,245 @@
+//! The salsa database and its queries.
+//!
+//! Inputs are the files ([`SourceFile`]) and the signature set ([`Inputs`]). The queries form a
+//! pipeline whose grain is the chunk, one item or layer member (see [`crate::split`]):
+//!
+//! ```text
+//! outline(file) ─► parsed(chunk) ─► chunk_signature(chunk) ─► environment(inputs)
+//!                        │                                           │
+//!                        └────────────► check_chunk(inputs, key) ◄───┘
+//!                                              │
+//!                          global_checks(inputs), file_diagnostics(inputs, file)
+//! ```
+//!
+//! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
+//! chunks of every other member keep their identity and their parses and checks are reused. The
+//! environment re-runs after every edit (it reads the outline) but its value only changes when a
+//! signature does, so salsa backdates it and the checks that depend on it stay valid.
+
+// The accessors that salsa generates for inputs and interned structs carry no docs of their own.
+#![allow(missing_docs)]
+
+use std::sync::{Arc, Mutex};
+
+use crate::check::{self, ChunkCheck};
+use crate::codes::Code;
+use crate::diagnostic::{Diagnostic, SourceText};
+use crate::env::{self, ChunkSig, Env, FileSig, Located};
+use crate::global;
+use crate::parse::{self, ParsedChunk};
+use crate::signatures::SignatureSet;
+use crate::split::{self, ChunkKind};
+
+/// One source file.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// The path as loaded; diagnostics name the file by it.
+    #[returns(ref)]
+    pub path: String,
+    /// The text.
+    #[returns(ref)]
+    pub text: Arc<str>,
+}
+
+/// The workspace's inputs: its files, in path order, and the known signatures.
+#[salsa::input(debug)]
+pub struct Inputs {
+    /// The files.
+    #[returns(ref)]
+    pub files: Vec<SourceFile>,
+    /// Builtins, library modules and games.
+    #[returns(ref)]
+    pub signatures: Arc<SignatureSet>,
+}
+
+/// The text of one chunk, interned: equal texts are one chunk.
+#[salsa::interned(no_lifetime, debug)]
+pub struct Chunk {
+    /// How to parse it.
+    pub kind: ChunkKind,
+    /// The text.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// What a chunk check needs besides the chunk: the module whose program it belongs to and the
+/// layer of a member.
+#[salsa::interned(no_lifetime, debug)]
+pub struct CheckKey {
+    /// The module whose scope the chunk is checked in.
+    #[returns(ref)]
+    pub module: String,
+    /// The layer of a member chunk.
+    #[returns(ref)]
+    pub layer: Option<String>,
+    /// The chunk.
+    pub chunk: Chunk,
+}
+
+/// A file split into chunks: each chunk and its offset in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outline {
+    /// The chunks in source order.
+    pub chunks: Vec<(Chunk, u32)>,
+}
+
+/// Splits a file into chunks.
+#[salsa::tracked(returns(ref))]
+pub fn outline(db: &dyn salsa::Database, file: SourceFile) -> Outline {
+    let chunks = split::split(file.text(db))
+        .into_iter()
+        .map(|raw| (Chunk::new(db, raw.kind, raw.text), raw.offset))
+        .collect();
+    Outline { chunks }
+}
+
+/// Parses one chunk.
+#[salsa::tracked(returns(ref))]
+pub fn parsed(db: &dyn salsa::Database, chunk: Chunk) -> ParsedChunk {
+    parse::parse_chunk(chunk.kind(db), chunk.text(db))
+}
+
+/// The signature of a chunk: its declarations with bodies stripped.
+#[salsa::tracked(returns(ref))]
+pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> ChunkSig {
+    let parsed = parsed(db, chunk);
+    ChunkSig {
+        ordinal: 0,
+        header: parsed.header.as_ref().map(env::path_text),
+        items: parsed.items.iter().map(env::strip_item).collect(),
+        members: parsed.members.iter().filter_map(env::strip_member).collect(),
+        is_member: chunk.kind(db) == ChunkKind::Member,
+    }
+}
+
+/// The environment of the whole workspace.
+#[salsa::tracked(returns(ref))]
+pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
+    let files: Vec<FileSig> = inputs
+        .files(db)
+        .iter()
+        .map(|file| FileSig {
+            path: file.path(db).clone(),
+            chunks: outline(db, *file)
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(ordinal, (chunk, _))| ChunkSig { ordinal: ordinal as u32, ..chunk_signature(db, *chunk).clone() })
+                .collect(),
+        })
+        .collect();
+    Arc::new(env::build(&files, inputs.signatures(db)))
+}
+
+/// Checks and lowers one chunk in the scope of a module.
+#[salsa::tracked(returns(ref))]
+pub fn check_chunk(db: &dyn salsa::Database, inputs: Inputs, key: CheckKey) -> ChunkCheck {
+    let env = environment(db, inputs);
+    let Some(scope) = env.scopes.get(key.module(db)) else {
+        return ChunkCheck::default();
+    };
+    let layer = key.layer(db).as_deref().and_then(|name| scope.layer(name));
+    let parsed = parsed(db, key.chunk(db));
+    check::check_chunk(scope, inputs.signatures(db), layer, &parsed.items, &parsed.members)
+}
+
+/// The key under which a chunk of a file is checked in its own module.
+pub fn own_key(db: &dyn salsa::Database, inputs: Inputs, file: SourceFile, ordinal: usize) -> Option<CheckKey> {
+    let env = environment(db, inputs);
+    let module = env.file_modules.get(file.path(db))?;
+    let (chunk, _) = *outline(db, file).chunks.get(ordinal)?;
+    let layer = env.chunk_layers.get(file.path(db)).and_then(|layers| layers.get(ordinal).cloned().flatten());
+    let layer = if chunk.kind(db) == ChunkKind::Member { layer } else { None };
+    Some(CheckKey::new(db, module.clone(), layer, chunk))
+}
+
+/// The checks that need the whole workspace: cycles, nested `sim.next`, unused definitions.
+#[salsa::tracked(returns(ref))]
+pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
+    let env = environment(db, inputs);
+    let mut facts = Vec::new();
+    for file in inputs.files(db) {
+        for ordinal in 0..outline(db, *file).chunks.len() {
+            if let Some(key) = own_key(db, inputs, *file, ordinal) {
+                facts.push((file.path(db).clone(), ordinal as u32, &check_chunk(db, inputs, key).facts));
+            }
+        }
+    }
+    global::check(env, &facts)
+}
+
+/// Every diagnostic of one file, with spans in the file, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn salsa::Database, inputs: Inputs, file: SourceFile) -> Vec<Diagnostic> {
+    let path = file.path(db);
+    let outline = outline(db, file);
+    let source = SourceText::new(path.clone(), file.text(db).clone());
+    let offset_of = |ordinal: u32| outline.chunks.get(ordinal as usize).map_or(0, |(_, offset)| *offset);
+    let mut out = Vec::new();
+    for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
+        out.extend(parsed(db, *chunk).errors.iter().map(|d| d.clone().shifted(*offset)));
+        if let Some(key) = own_key(db, inputs, file, ordinal) {
+            out.extend(check_chunk(db, inputs, key).diagnostics.iter().map(|d| d.clone().shifted(*offset)));
+        }
+    }
+    if outline.chunks.is_empty() {
+        out.push(Diagnostic::new(Code::EmptyFile, harness_grammar::Span::default(), "this file holds no items".to_owned()).help("write the harness, or leave the file out of the paths to check"));
+    }
+    let env = environment(db, inputs);
+    for located in env.diagnostics.iter().chain(global_checks(db, inputs)) {
+        if located.file == *path {
+            out.push(located.diagnostic.clone().shifted(offset_of(located.ordinal)));
+        }
+    }
+    let mut out: Vec<Diagnostic> =
+        out.into_iter().map(|d| d.in_file(path.clone()).with_source(source.clone())).collect();
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
+    out
+}
+
+/// The salsa database of a workspace.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    log: Arc<Mutex<Option<Vec<String>>>>,
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let sink = log.clone();
+        let callback = move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Ok(mut guard) = sink.lock() {
+                    if let Some(log) = guard.as_mut() {
+                        log.push(format!("{database_key:?}"));
+                    }
+                }
+            }
+        };
+        Self { storage: salsa::Storage::new(Some(Box::new(callback))), log }
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Database {
+    /// Starts recording which queries execute.
+    pub fn start_log(&self) {
+        if let Ok(mut guard) = self.log.lock() {
+            *guard = Some(Vec::new());
+        }
+    }
+
+    /// The queries executed since [`Database::start_log`] or the previous call, as
+    /// `query_name(id)` strings.
+    pub fn take_log(&self) -> Vec<String> {
+        match self.log.lock() {
+            Ok(mut guard) => guard.as_mut().map(std::mem::take).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+}

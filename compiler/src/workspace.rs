@@ -1,0 +1,191 @@
+//! The checker's front door: a workspace of files, checked incrementally.
+//!
+//! ```
+//! use harness_compiler::{Workspace, signatures::SignatureSet};
+//!
+//! let mut workspace = Workspace::new(SignatureSet::default());
+//! workspace.set_file("a.harness", "const N: Int = 0.5");
+//! let codes: Vec<&str> = workspace.diagnostics().iter().map(|d| d.code.as_str()).collect();
+//! // The value is a `Float` where an `Int` is declared, and the constant is never used.
+//! assert_eq!(codes, ["W0004", "E0201"]);
+//! ```
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use harness_grammar::Span;
+
+use crate::db::{self, Database, Inputs, SourceFile};
+use crate::diagnostic::Diagnostic;
+use crate::ir::{self, SrcSpan};
+use crate::lower;
+use crate::signatures::SignatureSet;
+
+/// A set of loaded files checked together, with the signatures they are checked against.
+pub struct Workspace {
+    db: Database,
+    inputs: Inputs,
+    files: BTreeMap<String, SourceFile>,
+}
+
+impl Workspace {
+    /// An empty workspace.
+    pub fn new(signatures: SignatureSet) -> Self {
+        let db = Database::default();
+        let inputs = Inputs::new(&db, Vec::new(), Arc::new(signatures));
+        Self { db, inputs, files: BTreeMap::new() }
+    }
+
+    /// Adds a file, or replaces the text of a loaded one.
+    pub fn set_file(&mut self, path: &str, text: &str) {
+        use salsa::Setter;
+        match self.files.get(path) {
+            Some(file) => {
+                if **file.text(&self.db) != *text {
+                    file.set_text(&mut self.db).to(Arc::from(text));
+                }
+            }
+            None => {
+                let file = SourceFile::new(&self.db, path.to_owned(), Arc::from(text));
+                self.files.insert(path.to_owned(), file);
+                let files: Vec<SourceFile> = self.files.values().copied().collect();
+                self.inputs.set_files(&mut self.db).to(files);
+            }
+        }
+    }
+
+    /// Removes a file.
+    pub fn remove_file(&mut self, path: &str) {
+        use salsa::Setter;
+        if self.files.remove(path).is_some() {
+            let files: Vec<SourceFile> = self.files.values().copied().collect();
+            self.inputs.set_files(&mut self.db).to(files);
+        }
+    }
+
+    /// The loaded files' paths, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
+    }
+
+    /// The text of a loaded file.
+    pub fn text(&self, path: &str) -> Option<Arc<str>> {
+        self.files.get(path).map(|file| file.text(&self.db).clone())
+    }
+
+    /// The modules of the workspace: module name and the path of the file that declares it.
+    pub fn modules(&self) -> Vec<(String, String)> {
+        let env = db::environment(&self.db, self.inputs);
+        env.file_modules.iter().map(|(path, module)| (module.clone(), path.clone())).collect()
+    }
+
+    /// The database, for tools and tests that observe which queries run.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The diagnostics of one file, sorted by position.
+    pub fn file_diagnostics(&self, path: &str) -> Vec<Diagnostic> {
+        let Some(file) = self.files.get(path).copied() else { return Vec::new() };
+        guard(path, || db::file_diagnostics(&self.db, self.inputs, file).clone()).unwrap_or_else(|internal| vec![internal])
+    }
+
+    /// Every diagnostic of the workspace, sorted by file and position; problems in the
+    /// signatures themselves come first, as internal errors.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self
+            .inputs
+            .signatures(&self.db)
+            .all_problems()
+            .into_iter()
+            .map(|problem| Diagnostic::internal(Span::default(), format!("a builtin signature does not parse: {problem}")).in_file("<signatures>"))
+            .collect();
+        for path in self.files.keys() {
+            out.extend(self.file_diagnostics(path));
+        }
+        out
+    }
+
+    /// True when some diagnostic of the workspace is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics().iter().any(Diagnostic::is_error)
+    }
+
+    /// The checked program of a module, lowered to IR; the module's errors (and those of the
+    /// modules it uses) when it has any.
+    pub fn program(&self, module: &str) -> Result<Arc<ir::Program>, Vec<Diagnostic>> {
+        let env = db::environment(&self.db, self.inputs).clone();
+        let Some(scope) = env.scopes.get(module) else {
+            let loaded = env.file_modules.values().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+            return Err(vec![Diagnostic::new(crate::codes::Code::UnknownModule, Span::default(), format!("unknown module `{module}`"))
+                .help(format!("the loaded modules are: {loaded}"))]);
+        };
+        let paths: Vec<String> = scope
+            .program_modules
+            .iter()
+            .filter_map(|m| env.file_modules.iter().find(|(_, module)| *module == m).map(|(path, _)| path.clone()))
+            .collect();
+        let errors: Vec<Diagnostic> =
+            paths.iter().flat_map(|path| self.file_diagnostics(path)).filter(Diagnostic::is_error).collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        guard(module, || {
+            let db = &self.db;
+            let mut checks = Vec::new();
+            for (file_index, path) in paths.iter().enumerate() {
+                let Some(file) = self.files.get(path).copied() else { continue };
+                let layers = env.chunk_layers.get(path).cloned().unwrap_or_default();
+                for (ordinal, (chunk, offset)) in db::outline(db, file).chunks.iter().enumerate() {
+                    let layer_name = if chunk.kind(db) == crate::split::ChunkKind::Member {
+                        layers.get(ordinal).cloned().flatten()
+                    } else {
+                        None
+                    };
+                    let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
+                    let key = db::CheckKey::new(db, module.to_owned(), layer_name, *chunk);
+                    checks.push((file_index as u32, *offset, layer, db::check_chunk(db, self.inputs, key)));
+                }
+            }
+            let placed: Vec<lower::Placed<'_>> = checks
+                .iter()
+                .map(|(file, offset, layer, ir)| lower::Placed { file: *file, offset: *offset, layer: *layer, ir: &ir.ir })
+                .collect();
+            let layer_spans: Vec<SrcSpan> = scope
+                .layers
+                .iter()
+                .map(|info| {
+                    let file = paths.iter().position(|p| *p == info.at.file).unwrap_or_default();
+                    let offset = self
+                        .files
+                        .get(&info.at.file)
+                        .and_then(|f| db::outline(db, *f).chunks.get(info.at.ordinal as usize).map(|(_, o)| *o))
+                        .unwrap_or_default();
+                    SrcSpan { file: file as u32, start: info.at.span.start + offset, end: info.at.span.end + offset }
+                })
+                .collect();
+            let game = scope.game.as_ref().map(|g| g.name.clone());
+            match lower::assemble(scope, game, paths.clone(), &layer_spans, &placed) {
+                Ok(program) => Ok(Arc::new(program)),
+                Err(problem) => Err(vec![Diagnostic::internal(Span::default(), problem).in_file(module)]),
+            }
+        })
+        .unwrap_or_else(|internal| Err(vec![internal]))
+    }
+}
+
+/// Runs a computation, turning a panic (a bug of ours) into an internal-error diagnostic.
+fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Diagnostic> {
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(value) => Ok(value),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(Diagnostic::internal(Span::default(), message).in_file(what))
+        }
+    }
+}

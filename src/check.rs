@@ -1,0 +1,96 @@
+//! `harness check` and `harness explain`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use harness_compiler::Workspace;
+use harness_compiler::codes::Code;
+use harness_compiler::signatures::SignatureSet;
+
+use crate::Format;
+use crate::render;
+
+/// Every signature the command line knows: the standard library and the games.
+pub fn all_signatures() -> SignatureSet {
+    let mut set = harness_stdlib::registry::signatures();
+    set.extend(harness_battleship::bindings::signatures());
+    set
+}
+
+/// Loads the files, checks them and prints the diagnostics.
+pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        collect(path, &mut files, &mut problems);
+    }
+    files.sort();
+    files.dedup();
+    let mut workspace = Workspace::new(all_signatures());
+    for file in &files {
+        match std::fs::read(file) {
+            // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
+            Ok(bytes) => workspace.set_file(&file.display().to_string(), &String::from_utf8_lossy(&bytes)),
+            Err(error) => problems.push(format!("cannot read {}: {error}", file.display())),
+        }
+    }
+    for problem in &problems {
+        eprintln!("error: {problem}");
+    }
+    let diagnostics = workspace.diagnostics();
+    match format {
+        Format::Human => render::human(&diagnostics, files.len()),
+        Format::Json => println!("{}", render::json(&diagnostics)),
+    }
+    if problems.is_empty() && !diagnostics.iter().any(|d| d.is_error()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// A file, or every `.harness` file under a directory, in sorted order.
+fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
+    if path.is_dir() {
+        let entries = match std::fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(error) => {
+                problems.push(format!("cannot read directory {}: {error}", path.display()));
+                return;
+            }
+        };
+        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        children.sort();
+        for child in children {
+            if child.is_dir() || child.extension().is_some_and(|e| e == "harness") {
+                collect(&child, files, problems);
+            }
+        }
+    } else if path.exists() {
+        files.push(path.to_path_buf());
+    } else {
+        problems.push(format!("no such file or directory: {}", path.display()));
+    }
+}
+
+/// Prints a code's explanation page, or the list of codes.
+pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
+    if list {
+        for code in Code::ALL {
+            let info = code.info();
+            println!("{}  {}", info.code, info.title);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let text = code.unwrap_or_default();
+    match Code::parse(text) {
+        Some(code) => {
+            print!("{}", code.info().page());
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("error: `{text}` is not a diagnostic code; `harness explain --list` lists them");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Rendering diagnostics: miette's graphical report for terminals, JSON for tools.
+
+use harness_compiler::Diagnostic;
+use serde_json::{Value, json};
+
+/// Prints diagnostics for a person, followed by a one-line summary.
+pub fn human(diagnostics: &[Diagnostic], files: usize) {
+    for diagnostic in diagnostics {
+        eprintln!("{:?}", miette::Report::new(diagnostic.clone()));
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    eprintln!(
+        "checked {files} file{}: {errors} error{}, {warnings} warning{}",
+        plural(files),
+        plural(errors),
+        plural(warnings)
+    );
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The diagnostics as one JSON array.
+pub fn json(diagnostics: &[Diagnostic]) -> String {
+    let values: Vec<Value> = diagnostics.iter().map(to_json).collect();
+    serde_json::to_string_pretty(&Value::Array(values)).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// One diagnostic as a JSON object, with 1-based lines and columns.
+pub fn to_json(diagnostic: &Diagnostic) -> Value {
+    let text = diagnostic.source.as_ref().map(|s| s.text()).unwrap_or_default();
+    let position = |start: u32, end: u32| {
+        let (line, column) = line_column(text, start as usize);
+        let (end_line, end_column) = line_column(text, end as usize);
+        (line, column, end_line, end_column)
+    };
+    let (line, column, end_line, end_column) = position(diagnostic.span.start, diagnostic.span.end);
+    let labels: Vec<Value> = diagnostic
+        .labels
+        .iter()
+        .map(|label| {
+            let (line, column, end_line, end_column) = position(label.span.start, label.span.end);
+            json!({
+                "message": label.message,
+                "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+            })
+        })
+        .collect();
+    json!({
+        "code": diagnostic.code.as_str(),
+        "severity": diagnostic.severity.as_str(),
+        "message": diagnostic.message,
+        "file": diagnostic.file,
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
+        "label": diagnostic.primary_label,
+        "labels": labels,
+        "help": diagnostic.help,
+        "related": diagnostic.related.iter().map(to_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}

@@ -1,0 +1,127 @@
+//! The one runner of the data-driven corpus: every case under `tests/cases`, every harness under
+//! `harnesses/`, and the coverage of the diagnostic table.
+//!
+//! Regenerate the snapshots with `INSTA_UPDATE=always cargo test -p harness-tests` or review
+//! them with `cargo insta review`.
+
+use std::path::{Path, PathBuf};
+
+use harness_compiler::codes::Code;
+use harness_tests::{check, expectations, findings, render};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn harness_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            harness_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "harness") {
+            out.push(path);
+        }
+    }
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+}
+
+#[test]
+fn cases_report_what_they_expect() {
+    let mut files = Vec::new();
+    harness_files(&root().join("cases"), &mut files);
+    assert!(!files.is_empty(), "no cases found under tests/cases");
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = relative(path);
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let diagnostics = check(&name, &text);
+        let expected = expectations(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let found = findings(&text, &diagnostics);
+        if expected != found {
+            failures.push(format!("{name}:\n  expected {expected:?}\n  found    {found:?}\n{}", render(&diagnostics)));
+        }
+        let snapshot = format!("----- SOURCE -----\n{text}\n----- DIAGNOSTICS -----\n{}", render(&diagnostics));
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(path.parent().unwrap_or(Path::new(".")));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_description(format!(
+            "{name}: the rendered diagnostics of this case. Regenerate with `INSTA_UPDATE=always cargo test -p harness-tests` or `cargo insta review`."
+        ));
+        settings.bind(|| insta::assert_snapshot!(stem, snapshot));
+    }
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_code_has_a_case_and_a_page() {
+    let mut files = Vec::new();
+    harness_files(&root().join("cases/diagnostics"), &mut files);
+    let mut missing = Vec::new();
+    for code in Code::ALL {
+        let info = code.info();
+        for (what, text) in [("title", info.title), ("explanation", info.explanation), ("example", info.example), ("fix", info.fix)] {
+            if text.trim().is_empty() {
+                missing.push(format!("{}: empty {what}", info.code));
+            }
+        }
+        if *code == Code::Internal {
+            // No program should trigger an internal error; its page is checked above.
+            continue;
+        }
+        let prefix = format!("{}-", info.code);
+        let case = files.iter().find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix)));
+        match case {
+            None => missing.push(format!("{}: no case named tests/cases/diagnostics/{prefix}*.harness", info.code)),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                let expected = expectations(&text).unwrap_or_default();
+                if !expected.iter().any(|(_, _, c)| c == info.code) {
+                    missing.push(format!("{}: {} does not expect it", info.code, relative(path)));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn table_examples_trigger_their_code() {
+    let mut wrong = Vec::new();
+    for code in Code::ALL {
+        let info = code.info();
+        if *code == Code::Internal {
+            continue;
+        }
+        let diagnostics = check("example.harness", info.example);
+        if !diagnostics.iter().any(|d| d.code == *code) {
+            wrong.push(format!("{}: its example reports {:?}", info.code, diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn harnesses_check_cleanly() {
+    let mut files = Vec::new();
+    harness_files(&root().join("../harnesses"), &mut files);
+    assert!(!files.is_empty(), "no harnesses found");
+    let mut workspace = harness_compiler::Workspace::new(harness_tests::signatures());
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        workspace.set_file(&relative(path), &text);
+    }
+    let diagnostics = workspace.diagnostics();
+    assert!(diagnostics.is_empty(), "{}", render(&diagnostics));
+    for (module, _) in workspace.modules() {
+        if let Err(errors) = workspace.program(&module) {
+            panic!("{module} does not lower:\n{}", render(&errors));
+        }
+    }
+}
