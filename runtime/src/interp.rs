@@ -380,7 +380,7 @@ impl<'m> Eval<'m> {
         }
     }
 
-    /// `expect`, `prob` and `branches` on a preview: the runtime owns previews, so it implements
+    /// `expect`, `prob`, `branches` and `weights` on a preview: the runtime owns previews, so it implements
     /// their methods itself and records each reading as a preview event.
     fn preview_method(
         &mut self,
@@ -413,15 +413,9 @@ impl<'m> Eval<'m> {
                 }
                 ops::finite(total, span, method)?
             }
-            "branches" => Value::list(
-                preview
-                    .branches
-                    .iter()
-                    .map(|(w, s)| {
-                        let values = vec![Value::float(*w).unwrap_or(Value::Unit), Value::Snapshot(s.clone())];
-                        Value::Record(Arc::new(RecordValue { ty: self.m.branch_ty.clone(), values }))
-                    })
-                    .collect(),
+            "branches" => Value::list(preview.branches.iter().map(|(_, s)| Value::Snapshot(s.clone())).collect()),
+            "weights" => Value::list(
+                preview.branches.iter().map(|(w, _)| ops::finite(*w, span, "weights")).collect::<RtResult<_>>()?,
             ),
             other => {
                 return Err(RuntimeError::new(

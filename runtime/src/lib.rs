@@ -26,6 +26,33 @@ pub mod snapshot;
 pub mod streams;
 pub mod value;
 
+/// The signatures of the methods the runtime itself implements: a preview's `expect`, `prob`
+/// `branches` and `weights`. The checker needs them next to the standard library's.
+pub fn signatures() -> harness_compiler::signatures::SignatureSet {
+    let mut set = harness_compiler::signatures::SignatureSet::default();
+    set.builtin(
+        "fn expect(self: Preview, f: fn(Snapshot) -> Float) -> Float",
+        "The expected value of `f` over the preview's successor snapshots.",
+        "sim.next(probe(c)).expect(|s| s.entropy)",
+    )
+    .builtin(
+        "fn prob(self: Preview, f: fn(Snapshot) -> Bool) -> Float",
+        "The probability that `f` holds in a successor snapshot.",
+        "sim.next(probe(c)).prob(|s| s.best_prob > 0.9)",
+    )
+    .builtin(
+        "fn branches(self: Preview) -> List<Snapshot>",
+        "The successor snapshots, in model order; `weights()` gives their probabilities.",
+        "sim.next(probe(c)).branches().len()",
+    )
+    .builtin(
+        "fn weights(self: Preview) -> List<Float>",
+        "The probabilities of the successor snapshots, in the order of `branches()`.",
+        "sim.next(probe(c)).weights().sum() == 1.0",
+    );
+    set
+}
+
 pub use episode::{Agent, Decision, EndReason, EpisodeResult, run_episode};
 pub use error::{ErrorCode, RtResult, RuntimeError};
 pub use event::{Event, EventKind, EventSink, Phase, to_json_lines};

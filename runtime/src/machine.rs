@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
-use harness_compiler::types::{RecordTy, Ty};
+use harness_compiler::types::Ty;
 
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::Phase;
@@ -54,7 +54,6 @@ pub struct Machine {
     pub(crate) tunable_defaults: Vec<Value>,
     pub(crate) budget: u64,
     pub(crate) limits: Limits,
-    pub(crate) branch_ty: Arc<RecordTy>,
     enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
     models: BTreeMap<String, (LayerId, usize)>,
 }
@@ -137,10 +136,6 @@ impl Machine {
             .iter()
             .map(|e| (Arc::from(e.name.as_str()), e.variants.iter().map(|(v, _)| Arc::from(v.as_str())).collect()))
             .collect();
-        let branch_ty = Arc::new(RecordTy {
-            name: Some("Branch".into()),
-            fields: vec![("weight".into(), Ty::Float), ("state".into(), Ty::Snapshot)],
-        });
         let mut machine = Machine {
             program: program.clone(),
             natives,
@@ -151,7 +146,6 @@ impl Machine {
             tunable_defaults: Vec::new(),
             budget: limits.steps_per_turn,
             limits,
-            branch_ty,
             enums,
             models,
         };

@@ -8,16 +8,10 @@
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use harness_runtime::{Agent, GameKind, Limits, Machine, RngStreams, Switches};
 use harness_search::LineSearch;
-use harness_tests::search_ir::{self, Variant};
+use harness_tests::search_example::{self as search_ir, Variant, natives};
 
 const CELLS: usize = 100;
 const NOISE: f64 = 0.1;
-
-fn natives() -> harness_runtime::Natives {
-    let mut natives = harness_stdlib::prelude::natives();
-    natives.extend(&LineSearch.natives());
-    natives
-}
 
 /// The belief's likelihood of answer `dir` (0 left, 1 here, 2 right) for a probe of `cell`.
 fn likelihood(target: usize, cell: usize, dir: usize) -> f64 {

@@ -86,5 +86,5 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
     out
 }
 
-/// The hand-lowered program of the search example, shared by the runtime tests and benchmark.
-pub mod search_ir;
+/// The search example and its broken variants, shared by the runtime tests and benchmark.
+pub mod search_example;
