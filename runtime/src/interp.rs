@@ -473,27 +473,30 @@ impl<'m> Eval<'m> {
                     for (slot, arg) in frame.iter_mut().zip(&effect.args) {
                         *slot = arg.clone();
                     }
-                    let mut rest = 1.0;
+                    // Probabilities add up from 0.0 in model order, and `otherwise` takes
+                    // `1.0 - sum`: one fixed order of float operations, so previews are
+                    // bit-for-bit reproducible.
+                    let mut sum = 0.0;
                     for branch in &model.branches {
                         let p = match &branch.probability {
                             Some(p) => {
                                 let v = self.expr(&state, &mut frame, p)?;
                                 let p = v.as_f64().ok_or_else(|| internal(branch.span, "probability"))?;
-                                if !(0.0..=1.0).contains(&p) || p > rest + 1e-9 {
+                                if !(0.0..=1.0).contains(&p) || sum + p > 1.0 + 1e-9 {
                                     return Err(RuntimeError::new(
                                         ErrorCode::BadModel,
                                         branch.span,
                                         format!(
-                                            "this outcome's probability is {p}, but only {rest} of \
-                                             the probability mass is left; probabilities must lie \
+                                            "this outcome's probability is {p}, but the earlier \
+                                             outcomes already take {sum}; probabilities must lie \
                                              in 0..=1 and sum to at most 1"
                                         ),
                                     ));
                                 }
-                                rest -= p;
+                                sum += p;
                                 p
                             }
-                            None => std::mem::replace(&mut rest, 0.0).max(0.0),
+                            None => (1.0 - sum).max(0.0),
                         };
                         if p <= 0.0 {
                             continue;
@@ -781,5 +784,9 @@ struct CallCtx<'a, 'm> {
 impl NativeCtx for CallCtx<'_, '_> {
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError> {
         Ok(self.ev.call_closure(self.snap, self.frame, closure, args)?)
+    }
+
+    fn in_preview(&self) -> bool {
+        self.ev.in_preview
     }
 }

@@ -36,6 +36,13 @@ impl From<RuntimeError> for NativeError {
 pub trait NativeCtx {
     /// Calls the closure `closure` (a [`Value::Closure`]) with `args`.
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError>;
+
+    /// True while a `sim.next` preview is being evaluated (the previewed action, the handlers
+    /// run on its branches, and the readings of its successor snapshots). A native that would
+    /// draw randomness must not do so then: a preview draws none.
+    fn in_preview(&self) -> bool {
+        false
+    }
 }
 
 /// A native implementation: evaluated arguments in, a value or an error out. The receiver of a

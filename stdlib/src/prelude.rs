@@ -168,6 +168,12 @@ fn get(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     Ok(usize::try_from(i).ok().and_then(|i| xs.get(i).cloned()).map_or_else(Value::none, Value::some))
 }
 
+fn take(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    let xs = items(arg(args, 0)?)?;
+    let n = usize::try_from(arg(args, 1)?.as_int().unwrap_or(0)).unwrap_or(0);
+    Ok(Value::list(xs.into_iter().take(n).collect()))
+}
+
 fn set_insert(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let mut set: BTreeSet<Value> = items(arg(args, 0)?)?.into_iter().collect();
     set.insert(arg(args, 1)?.clone());
@@ -225,9 +231,12 @@ pub const PRELUDE: &[Entry] = &[
     Entry { name: "List.min", sig: "fn min<T: Num>(self: List<T>) -> Option<T>", doc: "The smallest element, or `None` for an empty list.", example: "[2, 1].min() == Some(1)", native: list_min },
     Entry { name: "List.min_by", sig: "fn min_by<T>(self: List<T>, key: fn(T) -> Float) -> Option<T>", doc: "The element with the smallest key (the first on ties); `None` for an empty list.", example: "[1, 3].min_by(|x| x.to_float()) == Some(1)", native: min_by },
     Entry { name: "List.sum", sig: "fn sum<T: Num>(self: List<T>) -> T", doc: "The sum of the elements (checked for `Int`, finite for `Float`).", example: "[1, 2].sum() == 3", native: sum },
+    Entry { name: "List.take", sig: "fn take<T>(self: List<T>, n: Int) -> List<T>", doc: "The first `n` elements (all of them when there are fewer; none for a negative `n`).", example: "[1, 2, 3].take(2) == [1, 2]", native: take },
+    Entry { name: "Map.len", sig: "fn len<K, V>(self: Map<K, V>) -> Int", doc: "The number of entries.", example: "m.len()", native: len },
     Entry { name: "Set.insert", sig: "fn insert<T>(self: Set<T>, x: T) -> Set<T>", doc: "The set with `x` added.", example: "[1].insert(2) == [1, 2]", native: set_insert },
     Entry { name: "Set.len", sig: "fn len<T>(self: Set<T>) -> Int", doc: "The number of elements.", example: "[1, 2].len() == 2", native: len },
     Entry { name: "abs", sig: "fn abs<T: Num>(x: T) -> T", doc: "The absolute value (checked for `Int`).", example: "abs(-2) == 2", native: abs },
+    Entry { name: "float", sig: "fn float(x: Int) -> Float", doc: "The integer as a float.", example: "float(3) == 3.0", native: to_float },
     Entry { name: "max", sig: "fn max<T: Num>(a: T, b: T) -> T", doc: "The larger of two numbers.", example: "max(1, 2) == 2", native: max },
     Entry { name: "min", sig: "fn min<T: Num>(a: T, b: T) -> T", doc: "The smaller of two numbers.", example: "min(1, 2) == 1", native: min },
     Entry { name: "range", sig: "fn range(lo: Int, hi: Int) -> List<Int>", doc: "The integers `lo, lo + 1, ..., hi - 1` (at most a million of them).", example: "range(0, 3) == [0, 1, 2]", native: range },
