@@ -106,3 +106,6 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
     }
     out
 }
+
+/// The search example and its broken variants, shared by the runtime tests and benchmark.
+pub mod search_example;
