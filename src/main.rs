@@ -2,6 +2,9 @@
 
 use clap::Parser;
 
+mod plot;
+mod results;
+
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
 #[command(name = "harness", version, about)]

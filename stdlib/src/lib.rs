@@ -1,1 +1,10 @@
 //! The harness standard library: builtin registry, statistics, information measures and LLM effects.
+
+/// Language-model effects: providers, typed replies, bounded calls, accounting, record and replay.
+pub mod llm;
+
+/// Statistics for experiments: Wilson intervals, bootstrap intervals, moving averages.
+pub mod stats;
+
+/// Ablation summaries: per-stack rows, marginals and the heavy-lifting verdict.
+pub mod ablation;

@@ -1,0 +1,53 @@
+//! Plays the 54-game paper suite with a reference policy and prints per-game lines, the
+//! summary and the wall time: `cargo run --release -p harness-battleship --example suite -- wma`.
+
+use std::time::Instant;
+
+use harness_battleship::paper::{PAPER_BOARD_IDS, SEEDS_PER_BOARD};
+use harness_battleship::reference::{Greedy, Policy, Wma, play_paper_game, summarize};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let strategy = args.get(1).map_or("greedy", String::as_str);
+    let particles = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(500);
+    let verbose = args.iter().any(|a| a == "-v");
+    let start = Instant::now();
+    let mut records = Vec::new();
+    for (board, board_id) in PAPER_BOARD_IDS.iter().enumerate() {
+        for seed in 0..SEEDS_PER_BOARD {
+            let mut policy: Box<dyn Policy> = match strategy {
+                "wma" => Box::new(Wma::default()),
+                _ => Box::new(Greedy),
+            };
+            match play_paper_game(board, seed, policy.as_mut(), particles) {
+                Ok(r) => {
+                    println!(
+                        "{} seed={}: {} | F1={:.4} | shots={} hits={} q={}",
+                        r.board_id,
+                        r.seed_index,
+                        if r.won { "WON" } else { "LOST" },
+                        r.f1,
+                        r.shots,
+                        r.hits,
+                        r.questions
+                    );
+                    if verbose {
+                        let acts: Vec<String> = r.actions.iter().map(|a| a.to_string()).collect();
+                        println!("  {}", acts.join(" "));
+                    }
+                    records.push(r);
+                }
+                Err(e) => println!("{board_id} seed={seed}: error {e}"),
+            }
+        }
+    }
+    let s = summarize(&records);
+    println!(
+        "{strategy} mcmc-compat {particles}: games {} wins {} F1 {:.4} questions/game {:.2} in {:.1}s",
+        s.games,
+        s.wins,
+        s.mean_f1,
+        s.mean_questions,
+        start.elapsed().as_secs_f64()
+    );
+}

@@ -1,0 +1,352 @@
+//! SVG plots for experiment reports: win rates with intervals, per-instance effects, traces.
+//!
+//! The plots are small and fixed in shape, so they are written as SVG text directly rather than
+//! through a plotting crate (see `docs/decisions/0004-hand-written-svg.md`). Every function is
+//! pure: it returns the document, and the caller writes it.
+
+use std::fmt::Write;
+
+const WIDTH: f64 = 720.0;
+const MARGIN_LEFT: f64 = 90.0;
+const MARGIN_RIGHT: f64 = 30.0;
+const MARGIN_TOP: f64 = 50.0;
+const MARGIN_BOTTOM: f64 = 60.0;
+const FONT: &str = "font-family=\"Helvetica, Arial, sans-serif\"";
+const POSITIVE: &str = "#2b7bb9";
+const NEGATIVE: &str = "#d95f02";
+const NEUTRAL: &str = "#555555";
+
+/// One bar with an interval: a stack's win rate and its Wilson interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bar {
+    /// The bar's label.
+    pub label: String,
+    /// The value, in [0, 1].
+    pub value: f64,
+    /// The interval's lower bound.
+    pub lo: f64,
+    /// The interval's upper bound.
+    pub hi: f64,
+}
+
+/// A signed effect for one instance, e.g. a board's change of mean F1 when a layer is added.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Effect {
+    /// The instance's label.
+    pub label: String,
+    /// The signed effect.
+    pub value: f64,
+}
+
+/// One point of a per-turn trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TracePoint {
+    /// The turn.
+    pub turn: u32,
+    /// The traced value, e.g. the reflective confidence.
+    pub value: f64,
+    /// Whether the gate was open on this turn.
+    pub gate_open: bool,
+    /// Whether a revision was applied on this turn.
+    pub revised: bool,
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn header(out: &mut String, height: f64, title: &str) {
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\">"
+    );
+    let _ = writeln!(out, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" {FONT}>{}</text>",
+        WIDTH / 2.0,
+        escape(title)
+    );
+}
+
+/// A vertical bar chart of values in [0, 1] with interval whiskers (per-stack win rates).
+pub fn bars_with_intervals(title: &str, y_label: &str, bars: &[Bar]) -> String {
+    let height = 400.0;
+    let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
+    let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
+    let y = |value: f64| MARGIN_TOP + plot_h * (1.0 - value.clamp(0.0, 1.0));
+    let mut out = String::new();
+    header(&mut out, height, title);
+    for step in 0..=10 {
+        let value = f64::from(step) / 10.0;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{MARGIN_LEFT}\" x2=\"{}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{value:.1}</text>",
+            MARGIN_LEFT + plot_w,
+            MARGIN_LEFT - 6.0,
+            y(value) + 4.0,
+            y0 = y(value),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
+         {FONT}>{}</text>",
+        MARGIN_TOP + plot_h / 2.0,
+        escape(y_label)
+    );
+    let slot = plot_w / bars.len().max(1) as f64;
+    for (index, bar) in bars.iter().enumerate() {
+        let centre = MARGIN_LEFT + slot * (index as f64 + 0.5);
+        let bar_w = (slot * 0.5).min(80.0);
+        let _ = writeln!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bar_w:.1}\" height=\"{:.1}\" fill=\"{POSITIVE}\" \
+             opacity=\"0.85\"/>",
+            centre - bar_w / 2.0,
+            y(bar.value),
+            y(0.0) - y(bar.value),
+        );
+        let (lo, hi) = (y(bar.lo), y(bar.hi));
+        let _ = writeln!(
+            out,
+            "<g stroke=\"{NEUTRAL}\" stroke-width=\"1.5\"><line x1=\"{centre:.1}\" x2=\"{centre:.1}\" \
+             y1=\"{lo:.1}\" y2=\"{hi:.1}\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{lo:.1}\" y2=\"{lo:.1}\"/>\
+             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{hi:.1}\" y2=\"{hi:.1}\"/></g>",
+            centre - 8.0,
+            centre + 8.0,
+            centre - 8.0,
+            centre + 8.0,
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{:.1}%</text>\
+             <text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
+            hi - 6.0,
+            bar.value * 100.0,
+            y(0.0) + 20.0,
+            escape(&bar.label),
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A horizontal bar chart of signed effects, one row per instance (the paper's Figure 3).
+pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String {
+    let row_h = 20.0;
+    let height = MARGIN_TOP + MARGIN_BOTTOM + row_h * effects.len().max(1) as f64;
+    let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
+    let extent = effects
+        .iter()
+        .map(|effect| effect.value.abs())
+        .fold(0.0_f64, f64::max)
+        .max(1e-9)
+        * 1.1;
+    let x = |value: f64| MARGIN_LEFT + plot_w * (value + extent) / (2.0 * extent);
+    let mut out = String::new();
+    header(&mut out, height, title);
+    let bottom = height - MARGIN_BOTTOM;
+    for step in -4..=4 {
+        let value = extent * f64::from(step) / 4.0;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{x0:.1}\" x2=\"{x0:.1}\" y1=\"{MARGIN_TOP}\" y2=\"{bottom:.1}\" stroke=\"{}\"/>\
+             <text x=\"{x0:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{value:+.3}</text>",
+            if step == 0 { NEUTRAL } else { "#e5e5e5" },
+            bottom + 16.0,
+            x0 = x(value),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
+        MARGIN_LEFT + plot_w / 2.0,
+        bottom + 40.0,
+        escape(x_label)
+    );
+    for (index, effect) in effects.iter().enumerate() {
+        let top = MARGIN_TOP + row_h * index as f64 + 3.0;
+        let (from, to) = if effect.value >= 0.0 {
+            (x(0.0), x(effect.value))
+        } else {
+            (x(effect.value), x(0.0))
+        };
+        let colour = if effect.value >= 0.0 {
+            POSITIVE
+        } else {
+            NEGATIVE
+        };
+        let _ = writeln!(
+            out,
+            "<rect x=\"{from:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{}</text>",
+            (to - from).max(0.5),
+            row_h - 6.0,
+            MARGIN_LEFT - 6.0,
+            top + row_h - 9.0,
+            escape(&effect.label),
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A per-turn line of a value in [0, 1] with a threshold line, gate openings (shaded turns) and
+/// revisions (markers): a game's reflective confidence.
+pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> String {
+    let height = 360.0;
+    let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
+    let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
+    let last_turn = points
+        .iter()
+        .map(|point| point.turn)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let x = |turn: u32| MARGIN_LEFT + plot_w * f64::from(turn) / f64::from(last_turn);
+    let y = |value: f64| MARGIN_TOP + plot_h * (1.0 - value.clamp(0.0, 1.0));
+    let column = plot_w / f64::from(last_turn);
+    let mut out = String::new();
+    header(&mut out, height, title);
+    for point in points.iter().filter(|point| point.gate_open) {
+        let _ = writeln!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{MARGIN_TOP}\" width=\"{column:.1}\" height=\"{plot_h:.1}\" \
+             fill=\"{NEGATIVE}\" opacity=\"0.12\"/>",
+            x(point.turn) - column / 2.0,
+        );
+    }
+    for step in 0..=5 {
+        let value = f64::from(step) / 5.0;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{value:.1}</text>",
+            MARGIN_LEFT + plot_w,
+            MARGIN_LEFT - 6.0,
+            y(value) + 4.0,
+            y0 = y(value),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
+         stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" \
+         fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
+        MARGIN_LEFT + plot_w,
+        MARGIN_LEFT + plot_w,
+        y(threshold) - 5.0,
+        t = y(threshold),
+    );
+    let path: Vec<String> = points
+        .iter()
+        .map(|point| format!("{:.1},{:.1}", x(point.turn), y(point.value)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{POSITIVE}\" stroke-width=\"2\"/>",
+        path.join(" ")
+    );
+    for point in points.iter().filter(|point| point.revised) {
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{NEGATIVE}\"/>",
+            x(point.turn),
+            y(point.value)
+        );
+    }
+    let bottom = height - MARGIN_BOTTOM;
+    for turn in (0..=last_turn).step_by(5) {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{turn}</text>",
+            x(turn),
+            bottom + 16.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>turn \
+         (shaded: revision gate open; dots: revision applied)</text>",
+        MARGIN_LEFT + plot_w / 2.0,
+        bottom + 40.0
+    );
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(haystack: &str, needle: &str) -> usize {
+        haystack.matches(needle).count()
+    }
+
+    #[test]
+    fn bars_draw_one_bar_and_one_whisker_per_stack() {
+        let bars = vec![
+            Bar {
+                label: "L1".into(),
+                value: 0.5,
+                lo: 0.371,
+                hi: 0.629,
+            },
+            Bar {
+                label: "L1-L2 <planning>".into(),
+                value: 0.741,
+                lo: 0.611,
+                hi: 0.839,
+            },
+        ];
+        let svg = bars_with_intervals("Win rate", "win rate", &bars);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(count(&svg, "opacity=\"0.85\""), 2);
+        assert_eq!(count(&svg, "stroke-width=\"1.5\""), 2);
+        assert!(svg.contains("74.1%"));
+        assert!(svg.contains("&lt;planning&gt;"), "labels are escaped");
+    }
+
+    #[test]
+    fn effects_are_coloured_by_sign() {
+        let effects = vec![
+            Effect {
+                label: "B01".into(),
+                value: 0.1,
+            },
+            Effect {
+                label: "B02".into(),
+                value: -0.05,
+            },
+            Effect {
+                label: "B03".into(),
+                value: 0.0,
+            },
+        ];
+        let svg = signed_effects("F1 effect of planning", "ΔF1", &effects);
+        assert_eq!(count(&svg, &format!("fill=\"{POSITIVE}\"")), 2);
+        assert_eq!(count(&svg, &format!("fill=\"{NEGATIVE}\"")), 1);
+    }
+
+    #[test]
+    fn a_trace_marks_gates_and_revisions() {
+        let points: Vec<TracePoint> = (1..=10)
+            .map(|turn| TracePoint {
+                turn,
+                value: f64::from(turn) / 10.0,
+                gate_open: turn % 3 == 0,
+                revised: turn == 6,
+            })
+            .collect();
+        let svg = confidence_trace("Confidence", 0.72, &points);
+        assert_eq!(count(&svg, "opacity=\"0.12\""), 3);
+        assert_eq!(count(&svg, "<circle"), 1);
+        assert!(svg.contains("threshold 0.72"));
+    }
+}

@@ -1,0 +1,36 @@
+//! LLM effects: a harness asks a language model for a reply of a declared type.
+//!
+//! The pieces, in the order a call passes through them:
+//! - [`ProviderConfig`]: Ollama or an OpenAI-compatible endpoint, resolved from explicit
+//!   settings and an environment lookup the caller supplies;
+//! - [`LlmRequest`] with its [`ReplyShape`], and [`request_hash`], the record/replay key;
+//! - [`LlmClient`]: the per-game budget, [`CallMode`] (live, record, replay), retries with
+//!   backoff for transport failures only, and accounting in an [`LlmCallRecord`];
+//! - [`ChatTransport`] with [`UreqTransport`], one bounded HTTP exchange;
+//! - [`extract_json`] and [`ReplyShape::validate`], which turn the model's text into a
+//!   [`ReplyValue`] or a typed [`LlmFailure`].
+//!
+//! This module is the only part of the standard library that does IO or reads the clock;
+//! `docs/decisions/0003-llm-io-in-stdlib.md` says why.
+
+mod client;
+mod config;
+mod failure;
+mod request;
+mod shape;
+mod store;
+mod transport;
+mod wire;
+
+pub use client::{
+    CallMode, CallSource, ClientOptions, LlmCall, LlmCallRecord, LlmClient, RetryPolicy,
+};
+pub use config::{ApiKey, ConfigError, ProviderConfig, ProviderKind, ProviderSettings, REDACTED};
+pub use failure::{LlmFailure, LlmOutcome, OutcomeKind};
+pub use request::{ChatMessage, LlmRequest, request_hash};
+pub use shape::{
+    CHOICE_KEY, FieldSpec, FieldType, ReplyField, ReplyShape, ReplyValue, Scalar, WHOLE_REPLY,
+    extract_json,
+};
+pub use store::{CallStore, DirStore, Exchange, STORE_FORMAT, StoredCall};
+pub use transport::{ChatTransport, HttpPost, HttpReply, TransportError, UreqTransport};
