@@ -36,6 +36,13 @@ impl From<RuntimeError> for NativeError {
 pub trait NativeCtx {
     /// Calls the closure `closure` (a [`Value::Closure`]) with `args`.
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError>;
+
+    /// True while a `sim.next` preview is being evaluated. Natives with an expensive or random
+    /// update (a belief sampler) use a cheap deterministic approximation there, because a
+    /// preview must not draw randomness.
+    fn in_preview(&self) -> bool {
+        false
+    }
 }
 
 /// A native implementation: evaluated arguments in, a value or an error out. The receiver of a
