@@ -21,12 +21,18 @@ pub struct Span {
 impl Span {
     /// Builds a span from two offsets.
     pub fn new(start: usize, end: usize) -> Self {
-        Self { start: start as u32, end: end as u32 }
+        Self {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The smallest span that covers both `self` and `other`.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// The span as a `usize` range, for slicing the source text.

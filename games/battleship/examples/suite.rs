@@ -4,11 +4,15 @@
 use std::time::Instant;
 
 use harness_battleship::paper::{PAPER_BOARD_IDS, SEEDS_PER_BOARD};
-use harness_battleship::reference::{Greedy, Policy, Wma, play_paper_game, summarize};
+use harness_battleship::reference::{
+    Greedy, Mra, MraConfig, Policy, PresetVersion, Wma, play_paper_game, summarize,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let strategy = args.get(1).map_or("greedy", String::as_str);
+    let no_revision = args.iter().any(|a| a == "--no-revision");
+    let head = args.iter().any(|a| a == "--head");
     let particles = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(500);
     let verbose = args.iter().any(|a| a == "-v");
     let start = Instant::now();
@@ -17,6 +21,15 @@ fn main() {
         for seed in 0..SEEDS_PER_BOARD {
             let mut policy: Box<dyn Policy> = match strategy {
                 "wma" => Box::new(Wma::default()),
+                "mra" => Box::new(Mra::new(MraConfig {
+                    revision_enabled: !no_revision,
+                    presets: if head {
+                        PresetVersion::Head
+                    } else {
+                        PresetVersion::PaperEra
+                    },
+                    ..MraConfig::default()
+                })),
                 _ => Box::new(Greedy),
             };
             match play_paper_game(board, seed, policy.as_mut(), particles) {

@@ -126,6 +126,7 @@ pub struct Game {
     board: Board,
     protocol: Protocol,
     spotter: Spotter,
+    model_epsilon: f64,
     hits: u64,
     misses: u64,
     turn: u32,
@@ -133,12 +134,14 @@ pub struct Game {
 }
 
 impl Game {
-    /// A fresh game on `board`.
+    /// A fresh game on `board`. The captain models answer flips with ε = 0.1 in both protocols
+    /// (see [`Game::with_model_epsilon`]), whatever the spotter really does.
     pub fn new(board: Board, protocol: Protocol, spotter: Spotter) -> Self {
         Self {
             board,
             protocol,
             spotter,
+            model_epsilon: PAPER_EPSILON,
             hits: 0,
             misses: 0,
             turn: 0,
@@ -289,8 +292,21 @@ impl Game {
         Ok(answer)
     }
 
-    /// The spotter's flip probability (the ε a belief should condition with).
-    pub fn epsilon(&self) -> f64 {
+    /// Sets the flip probability captains and beliefs assume.
+    pub fn with_model_epsilon(mut self, epsilon: f64) -> Self {
+        self.model_epsilon = epsilon;
+        self
+    }
+
+    /// The flip probability captains and beliefs assume (0.1 unless set): the ε passed to
+    /// [`crate::Belief::observe_answer`] and to question scoring. In the grand protocol the
+    /// spotter is truthful but the captain still models ε = 0.1.
+    pub fn model_epsilon(&self) -> f64 {
+        self.model_epsilon
+    }
+
+    /// The spotter's real flip probability.
+    pub fn spotter_epsilon(&self) -> f64 {
         self.spotter.epsilon()
     }
 

@@ -52,19 +52,16 @@ impl std::error::Error for GenerateError {}
 /// the orientation (`< 0.5` is horizontal), then the row, then the column; reject on overlap.
 pub fn generate_board(seed: i64) -> Result<Board, GenerateError> {
     let (masks, _) = generate_masks(seed)?;
-    let mut ships = [None; NUM_SHIPS];
-    for (i, &(color, _)) in PAPER_FLEET.iter().enumerate() {
-        let placement = Placement::from_mask(masks[i]).ok_or(GenerateError { seed, color })?;
-        ships[i] = Some(Ship { color, placement });
-    }
-    let ships = ships.map(|s| {
-        s.ok_or(GenerateError {
-            seed,
-            color: Color::Red,
-        })
-    });
-    let [a, b, c, d] = ships;
-    Board::new([a?, b?, c?, d?]).map_err(|_| GenerateError {
+    let ship = |i: usize| {
+        let color = PAPER_FLEET[i].0;
+        // Generated masks are straight lines, so this always succeeds.
+        Placement::from_mask(masks[i])
+            .map(|placement| Ship { color, placement })
+            .ok_or(GenerateError { seed, color })
+    };
+    let ships = [ship(0)?, ship(1)?, ship(2)?, ship(3)?];
+    // Generated ships never overlap, so this always succeeds.
+    Board::new(ships).map_err(|_| GenerateError {
         seed,
         color: Color::Red,
     })

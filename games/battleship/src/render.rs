@@ -3,6 +3,9 @@
 use std::fmt::Write;
 
 use crate::board::Board;
+use crate::game::Protocol;
+use crate::grand::{GRAND_BOARD_IDS, ParseBoardError, grand_board};
+use crate::paper::{PAPER_BOARD_IDS, SEEDS_PER_BOARD, game_seed, paper_board};
 
 /// Renders `board` under a title: one line per ship (colour, length, first–last cell,
 /// orientation), then the grid with column numbers, row letters, `.` for water and the ship's
@@ -36,6 +39,42 @@ pub fn render_board(title: &str, board: &Board) -> String {
     out
 }
 
+/// Renders all 18 boards of a protocol, separated by blank lines (the body of
+/// `harness battleship boards --protocol paper|grand`). Paper titles list the three game seeds;
+/// grand titles the shared seeds 42, 111, 1337.
+pub fn render_suite(protocol: Protocol) -> Result<String, ParseBoardError> {
+    let mut parts = Vec::with_capacity(18);
+    match protocol {
+        Protocol::Paper => {
+            for (i, id) in PAPER_BOARD_IDS.iter().enumerate() {
+                let seeds: Vec<String> = (0..SEEDS_PER_BOARD)
+                    .map(|k| game_seed(id, k).to_string())
+                    .collect();
+                let title = format!(
+                    "{id} paper, generateBoard({}), seeds {}",
+                    1001 + i,
+                    seeds.join(", ")
+                );
+                // The suite boards always generate; a failure would be a generator bug.
+                if let Some(board) = paper_board(i) {
+                    parts.push(render_board(&title, &board));
+                }
+            }
+        }
+        Protocol::Grand => {
+            for (i, id) in GRAND_BOARD_IDS.iter().enumerate() {
+                if let Some(board) = grand_board(i) {
+                    parts.push(render_board(
+                        &format!("{id} grand, seeds 42, 111, 1337"),
+                        &board?,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(parts.join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +100,15 @@ B01 (14 ship cells)
   H . P P P . . . .
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn renders_both_suites() {
+        let paper = render_suite(Protocol::Paper).unwrap();
+        assert_eq!(paper.matches("ship cells").count(), 18);
+        assert!(paper.starts_with("B01 paper, generateBoard(1001), seeds 64964, 988485, 1912006"));
+        let grand = render_suite(Protocol::Grand).unwrap();
+        assert_eq!(grand.matches("ship cells").count(), 18);
+        assert!(grand.contains("B16 grand, seeds 42, 111, 1337 (18 ship cells)"));
     }
 }

@@ -337,7 +337,7 @@ impl LlmClient {
         let mut attempts = 0;
         let exchange = loop {
             attempts += 1;
-            let failure = match self.transport.post(&post) {
+            let (failure, retryable) = match self.transport.post(&post) {
                 Ok(reply) => {
                     break Exchange::Reply {
                         status: reply.status,
@@ -357,7 +357,6 @@ impl LlmClient {
                     retryable,
                 ),
             };
-            let (failure, retryable) = failure;
             if !retryable || attempts >= max_attempts {
                 break Exchange::Failed { failure };
             }

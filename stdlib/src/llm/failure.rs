@@ -162,7 +162,8 @@ impl fmt::Display for LlmFailure {
             }
             LlmFailure::ReplayMissing { key } => write!(
                 f,
-                "no recorded LLM answer for request {key} in replay mode; record it first with --llm-record"
+                "no recorded LLM answer for request {key} in replay mode; \
+                 record it first with --llm-record"
             ),
             LlmFailure::Store { message } => write!(f, "LLM record/replay store: {message}"),
         }

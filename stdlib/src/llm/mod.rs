@@ -1,14 +1,19 @@
 //! LLM effects: a harness asks a language model for a reply of a declared type.
 //!
 //! The pieces, in the order a call passes through them:
-//! - [`ProviderConfig`]: Ollama or an OpenAI-compatible endpoint, resolved from explicit
-//!   settings and an environment lookup the caller supplies;
-//! - [`LlmRequest`] with its [`ReplyShape`], and [`request_hash`], the record/replay key;
-//! - [`LlmClient`]: the per-game budget, [`CallMode`] (live, record, replay), retries with
-//!   backoff for transport failures only, and accounting in an [`LlmCallRecord`];
-//! - [`ChatTransport`] with [`UreqTransport`], one bounded HTTP exchange;
-//! - [`extract_json`] and [`ReplyShape::validate`], which turn the model's text into a
-//!   [`ReplyValue`] or a typed [`LlmFailure`].
+//! - [`ProviderConfig`](crate::llm::ProviderConfig): Ollama or an OpenAI-compatible endpoint,
+//!   resolved from explicit settings and an environment lookup the caller supplies;
+//! - [`LlmRequest`](crate::llm::LlmRequest) with its [`ReplyShape`](crate::llm::ReplyShape),
+//!   and [`request_hash`](crate::llm::request_hash), the record/replay key;
+//! - [`LlmClient`](crate::llm::LlmClient): the per-game budget,
+//!   [`CallMode`](crate::llm::CallMode) (live, record, replay), retries with backoff for
+//!   transport failures only, and accounting in an [`LlmCallRecord`](crate::llm::LlmCallRecord);
+//! - [`ChatTransport`](crate::llm::ChatTransport) with
+//!   [`UreqTransport`](crate::llm::UreqTransport), one bounded HTTP exchange;
+//! - [`extract_json`](crate::llm::extract_json) and
+//!   [`ReplyShape::validate`](crate::llm::ReplyShape::validate), which turn the model's text
+//!   into a [`ReplyValue`](crate::llm::ReplyValue) or a typed
+//!   [`LlmFailure`](crate::llm::LlmFailure).
 //!
 //! This module is the only part of the standard library that does IO or reads the clock;
 //! `docs/decisions/0003-llm-io-in-stdlib.md` says why.

@@ -465,3 +465,17 @@ fn the_key_appears_in_no_failure_record_or_debug_string() {
     );
     assert!(!format!("{live:?}").contains(SECRET));
 }
+
+#[test]
+fn backoff_doubles_from_the_initial_pause_up_to_the_cap() {
+    let policy = harness_stdlib::llm::RetryPolicy {
+        max_attempts: 10,
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_millis(350),
+    };
+    let pauses: Vec<u128> = (1..=5)
+        .map(|n| policy.backoff_before(n).as_millis())
+        .collect();
+    assert_eq!(pauses, [0, 100, 200, 350, 350]);
+    assert_eq!(harness_stdlib::llm::RetryPolicy::none().max_attempts, 1);
+}

@@ -17,7 +17,7 @@ fn a_recorded_run_replays_offline_with_identical_outcomes() {
     let server = TestServer::start(vec![
         Behavior::Reply(GOOD_REPLY.into()),
         Behavior::Reply("not json".into()),
-        Behavior::Status(500, "{\"error\":\"overloaded\"}".into()),
+        Behavior::Status(500, format!("{{\"error\":\"bad key {SECRET}\"}}")),
         Behavior::Reply(r#"{"revisionKind":"widen","coarseBudget":99}"#.into()),
         Behavior::Stall,
     ]);
@@ -178,4 +178,35 @@ fn the_hash_covers_what_determines_the_answer_and_nothing_else() {
         a.request_hash(&base),
         request_hash(ProviderKind::Ollama, "test-model", &base)
     );
+}
+
+#[test]
+fn a_failed_write_in_record_mode_is_a_store_failure() {
+    let dir = TempDir::new("unwritable");
+    // A regular file where the store's directory should be makes every write fail.
+    std::fs::write(dir.path(), "not a directory").unwrap();
+    let kind = ProviderKind::Ollama;
+    let server = TestServer::start(vec![Behavior::Reply(GOOD_REPLY.into())]);
+    let mut recorder = client(
+        provider(kind, server.base_url(kind), None),
+        options(2_000, 1),
+        CallMode::Record(Arc::new(DirStore::new(dir.path()))),
+    );
+    let call = recorder.call(&request("x"));
+    assert!(
+        matches!(call.outcome, Err(LlmFailure::Store { .. })),
+        "{:?}",
+        call.outcome
+    );
+    assert_eq!(
+        (call.record.source, call.record.attempts),
+        (CallSource::Live, 1)
+    );
+    let _ = std::fs::remove_file(dir.path());
+}
+
+#[test]
+fn clients_can_move_between_threads() {
+    fn send_and_sync<T: Send + Sync + Clone>() {}
+    send_and_sync::<harness_stdlib::llm::LlmClient>();
 }

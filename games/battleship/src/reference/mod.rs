@@ -1,10 +1,12 @@
-//! Reference policies in plain Rust (L1 `greedy`, L2 `wma`) and a game runner: test oracles for
-//! the `.harness` implementations.
+//! Reference policies in plain Rust (L1 `greedy`, L2 `wma`, L3 `mra`) and a game runner: test
+//! oracles for the `.harness` implementations.
 
 mod greedy;
+mod mra;
 mod wma;
 
 pub use greedy::Greedy;
+pub use mra::{Mra, MraConfig, PresetVersion, RevisionKind};
 pub use wma::Wma;
 
 use std::fmt;
@@ -12,7 +14,7 @@ use std::fmt;
 use crate::belief::{Belief, McmcCompat};
 use crate::board::Board;
 use crate::cell::Cell;
-use crate::game::{Game, GameError, Protocol, Spotter};
+use crate::game::{Game, GameError, Protocol, ShotOutcome, Spotter};
 use crate::paper::{GenerateError, PAPER_BOARD_IDS, game_seed, paper_board};
 use crate::questions::Question;
 
@@ -25,11 +27,25 @@ pub enum Decision {
     Ask(Question),
 }
 
+/// What the last action produced, as passed to [`Policy::after_turn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// A shot's result.
+    Shot(ShotOutcome),
+    /// A question's reported answer.
+    Answer(bool),
+}
+
 /// A captain. Policies read only the visible part of the game (hits, misses, counters, asked
 /// questions), never the true board.
 pub trait Policy {
     /// Chooses the next action, or `None` if it has none (the reference would loop forever).
     fn decide(&mut self, game: &Game, belief: &dyn Belief) -> Option<Decision>;
+
+    /// Called after the action was applied and the belief updated (the reference's
+    /// `afterTurn`); reflective policies update their state here. Not called once the game is
+    /// over.
+    fn after_turn(&mut self, _game: &Game, _belief: &dyn Belief, _outcome: TurnOutcome) {}
 }
 
 /// One action as played, with its result.
@@ -128,7 +144,7 @@ pub fn play_game(
     belief: &mut dyn Belief,
     policy: &mut dyn Policy,
 ) -> Result<Vec<ActionRecord>, RunError> {
-    let epsilon = game.epsilon();
+    let epsilon = game.model_epsilon();
     let mut actions = Vec::new();
     while !game.is_over() {
         match policy.decide(&game, belief).ok_or(RunError::NoDecision)? {
@@ -140,6 +156,7 @@ pub fn play_game(
                 });
                 if !game.is_over() {
                     belief.observe_shot(&outcome);
+                    policy.after_turn(&game, belief, TurnOutcome::Shot(outcome));
                 }
             }
             Decision::Ask(question) => {
@@ -149,6 +166,7 @@ pub fn play_game(
                     answer,
                 });
                 belief.observe_answer(question.region, answer, epsilon);
+                policy.after_turn(&game, belief, TurnOutcome::Answer(answer));
             }
         }
     }

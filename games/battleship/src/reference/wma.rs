@@ -104,7 +104,8 @@ impl Policy for Wma {
                     f.group() == Group::Coarse || f == Family::Block2x2
                 })
             };
-            let ctx = ScoringContext::new(belief.samples(), hits, misses, total, game.epsilon());
+            let ctx =
+                ScoringContext::new(belief.samples(), hits, misses, total, game.model_epsilon());
             let mut best: Option<(usize, f64)> = None;
             for (i, q) in catalogue().iter().enumerate() {
                 if !in_family(q.family) || asked.iter().any(|a| a.id == q.id) {
