@@ -22,7 +22,10 @@ pub fn game() -> GameSig {
             "Posterior",
             "A belief over ship placements given every shot and answer observed.",
         )
-        .opaque("Grid", "A probability per cell of the board; index it with a cell: `grid[cell]`.");
+        .opaque(
+            "Grid",
+            "A probability per cell of the board; index it with a cell: `grid[cell]`.",
+        );
 
     g.method("fn index(self: Cell) -> Int", "The cell's index, row * 8 + column.", "cell.index()")
         .method("fn row(self: Cell) -> Int", "The cell's row, from 0 (row A).", "cell.row()")
@@ -118,16 +121,22 @@ pub fn game() -> GameSig {
             "game.prior(500, \"mcmc\")",
         );
 
-    g.effect("fn fire(cell: Cell)", "Fire at a cell; the game answers with a `shot` observation.")
-        .effect(
-            "fn ask(q: Question)",
-            "Ask the spotter a question; the game answers with an `answer` observation.",
-        );
-    g.observation("fn shot(cell: Cell, hit: Bool)", "The outcome of firing at a cell.")
-        .observation(
-            "fn answer(q: Question, yes: Bool)",
-            "The spotter's (possibly flipped) answer to a question.",
-        );
+    g.effect(
+        "fn fire(cell: Cell)",
+        "Fire at a cell; the game answers with a `shot` observation.",
+    )
+    .effect(
+        "fn ask(q: Question)",
+        "Ask the spotter a question; the game answers with an `answer` observation.",
+    );
+    g.observation(
+        "fn shot(cell: Cell, hit: Bool)",
+        "The outcome of firing at a cell.",
+    )
+    .observation(
+        "fn answer(q: Question, yes: Bool)",
+        "The spotter's (possibly flipped) answer to a question.",
+    );
     g
 }
 
@@ -155,8 +164,11 @@ mod tests {
 
     #[test]
     fn every_method_has_a_native_and_every_native_a_signature() {
-        let declared: BTreeSet<String> =
-            super::game().builtins.iter().map(|builtin| builtin.name.clone()).collect();
+        let declared: BTreeSet<String> = super::game()
+            .builtins
+            .iter()
+            .map(|builtin| builtin.name.clone())
+            .collect();
         let natives = Battleship::new(Protocol::Paper).natives();
         let implemented: BTreeSet<String> = natives.names().map(str::to_owned).collect();
         assert_eq!(declared, implemented);

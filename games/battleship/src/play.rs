@@ -22,7 +22,9 @@ use harness_runtime::{
     RngStreams, Value,
 };
 
-use crate::belief::{Belief, McmcCompat, SampleSet};
+use crate::belief::{
+    Belief, Fleet, Mcmc, McmcCompat, McmcConfig, SampleSet, Smc, SmcConfig, untempered_likelihood,
+};
 use crate::board::Board;
 use crate::cell::{Cell, cells_of};
 use crate::game::{Game, Protocol, ShotOutcome, Spotter};
@@ -203,17 +205,64 @@ impl Episode {
                             "particles must be in 1..=100000, not {particles}"
                         ))
                     })?;
-                let belief = McmcCompat::new(self.game_seed, particles).map_err(|error| {
-                    NativeError::msg(format!("cannot start the sampler: {error}"))
-                })?;
+                let backend = match args.get(1) {
+                    Some(Value::Str(name)) => name.to_string(),
+                    _ => {
+                        return Err(NativeError::msg(
+                            "expected the backend's name as argument 2",
+                        ));
+                    }
+                };
                 Value::Opaque(Arc::new(PosteriorValue::new(
-                    BeliefImpl::McmcCompat(belief),
+                    self.belief(&backend, particles)?,
                     self.epsilon,
                 )))
             }
             _ => {
                 return Err(NativeError::msg(format!(
                     "battleship has no query `{name}`"
+                )));
+            }
+        })
+    }
+
+    /// A fresh belief of the named backend, seeded from the game seed.
+    fn belief(&self, backend: &str, particles: usize) -> Result<BeliefImpl, NativeError> {
+        let fleet = match self.game.protocol() {
+            Protocol::Paper => Fleet::paper(),
+            Protocol::Grand => Fleet::from_tracker(&self.game.tracker())
+                .map_err(|error| NativeError::msg(format!("cannot read the fleet: {error}")))?,
+        };
+        Ok(match backend {
+            "mcmc" => BeliefImpl::Mcmc(Mcmc::new(
+                fleet,
+                self.game_seed,
+                McmcConfig {
+                    samples: particles,
+                    ..McmcConfig::default()
+                },
+            )),
+            "smc" => BeliefImpl::Smc(Smc::new(
+                fleet,
+                self.game_seed,
+                SmcConfig {
+                    particles,
+                    ..SmcConfig::default()
+                },
+            )),
+            "mcmc-compat" if self.game.protocol() == Protocol::Paper => {
+                BeliefImpl::McmcCompat(McmcCompat::new(self.game_seed, particles).map_err(
+                    |error| NativeError::msg(format!("cannot start the sampler: {error}")),
+                )?)
+            }
+            "mcmc-compat" => {
+                return Err(NativeError::msg(
+                    "the mcmc-compat belief knows only the paper fleet; use mcmc or smc with --protocol grand",
+                ));
+            }
+            other => {
+                return Err(NativeError::msg(format!(
+                    "unknown belief backend `{other}`: choose mcmc, smc or mcmc-compat"
                 )));
             }
         })
@@ -358,24 +407,42 @@ impl Opaque for QuestionValue {
 #[derive(Clone, Debug)]
 enum BeliefImpl {
     McmcCompat(McmcCompat),
+    Mcmc(Mcmc),
+    Smc(Smc),
 }
 
 impl BeliefImpl {
     fn as_belief(&self) -> &dyn Belief {
         match self {
             BeliefImpl::McmcCompat(belief) => belief,
+            BeliefImpl::Mcmc(belief) => belief,
+            BeliefImpl::Smc(belief) => belief,
         }
     }
 
     fn as_belief_mut(&mut self) -> &mut dyn Belief {
         match self {
             BeliefImpl::McmcCompat(belief) => belief,
+            BeliefImpl::Mcmc(belief) => belief,
+            BeliefImpl::Smc(belief) => belief,
         }
     }
 
     fn name(&self) -> &'static str {
         match self {
             BeliefImpl::McmcCompat(_) => "mcmc-compat",
+            BeliefImpl::Mcmc(_) => "mcmc",
+            BeliefImpl::Smc(_) => "smc",
+        }
+    }
+
+    /// The likelihood of an answer that agrees (or not) with a sample, as this backend
+    /// conditions on answers: the reference's tempered 0.82/0.18 for `mcmc-compat`, the true
+    /// flip model for the others.
+    fn answer_likelihood(&self, matches: bool, epsilon: f64) -> f64 {
+        match self {
+            BeliefImpl::McmcCompat(_) => kernels::answer_likelihood(matches, epsilon),
+            BeliefImpl::Mcmc(_) | BeliefImpl::Smc(_) => untempered_likelihood(matches, epsilon),
         }
     }
 }
@@ -481,9 +548,9 @@ impl PosteriorValue {
         let mut next = self.clone();
         next.observations += 1;
         if hypothetical {
-            let epsilon = self.epsilon;
+            let (epsilon, belief) = (self.epsilon, &self.belief);
             let weights = self.reweighted(|union| {
-                kernels::answer_likelihood((union & region != 0) == yes, epsilon)
+                belief.answer_likelihood((union & region != 0) == yes, epsilon)
             });
             next.weights = Some(Arc::new(weights));
         } else {
