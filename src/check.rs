@@ -76,6 +76,17 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
     }
 }
 
+/// Every `.harness` file under `path` (or `path` itself), or the first problem found.
+pub fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let mut problems = Vec::new();
+    collect(path, files, &mut problems);
+    match problems.into_iter().next() {
+        Some(problem) => Err(problem),
+        None if files.is_empty() => Err(format!("no .harness file under {}", path.display())),
+        None => Ok(()),
+    }
+}
+
 /// Prints a code's explanation page, or the list of codes.
 pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
     if list {

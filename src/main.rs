@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod ablate;
 mod check;
+mod fmt_cmd;
 mod plot;
 mod render;
 mod results;
@@ -72,7 +74,108 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         max_turns: u32,
     },
+    /// Run a harness's cumulative layer stacks (and, with --removals, each single-layer removal)
+    /// over a suite of game instances, and report each layer's marginal contribution.
+    Ablate {
+        /// The harness: a directory of `.harness` files or one file (default: the bundled
+        /// Battleship harness). Not needed with --resume.
+        harness: Option<PathBuf>,
+        /// The module to run when the harness has several top modules.
+        #[arg(long)]
+        module: Option<String>,
+        /// `compat` follows the reference implementation's rules and quirks exactly; `default`
+        /// fixes its documented defects.
+        #[arg(long, value_enum, default_value_t = Profile::Default)]
+        profile: Profile,
+        /// The Battleship protocol: `paper` (the seed paper's boards) or `grand` (Grand et al.'s).
+        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
+        protocol: ProtocolArg,
+        /// The belief backend: `mcmc`, `smc` or `mcmc-compat` (sets the harness's `belief`).
+        #[arg(long)]
+        belief: Option<String>,
+        /// Samples of the belief (sets the harness's `particles`).
+        #[arg(long)]
+        particles: Option<u32>,
+        /// `all` or a comma-separated list of boards, such as `B01,B07`.
+        #[arg(long, default_value = "all")]
+        boards: String,
+        /// Replicate games per board.
+        #[arg(long, default_value_t = 3)]
+        seeds: u32,
+        /// Set a config parameter or a tunable's default: `--set name=value` (repeatable).
+        #[arg(long, value_parser = parse_setting)]
+        set: Vec<(String, String)>,
+        /// Also run every single-layer removal from the full stack.
+        #[arg(long)]
+        removals: bool,
+        /// `human` for tables, `json` for one JSON object.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Where run folders are created.
+        #[arg(long, default_value = "results/runs")]
+        out: PathBuf,
+        /// Finish an interrupted run: its folder (the settings come from its manifest).
+        #[arg(long)]
+        resume: Option<PathBuf>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Format `.harness` files in place, or check that they are formatted.
+    Fmt {
+        /// List the files that would change and exit 1 if any; write nothing.
+        #[arg(long)]
+        check: bool,
+        /// Files, or directories searched recursively for `.harness` files (default: `.`).
+        paths: Vec<PathBuf>,
+    },
+    /// Look at the Battleship game's instances.
+    Battleship {
+        #[command(subcommand)]
+        command: BattleshipCommand,
+    },
 }
+
+/// `harness battleship ...`.
+#[derive(Subcommand)]
+enum BattleshipCommand {
+    /// Print every board of a protocol: its placements and a grid picture.
+    Boards {
+        /// `paper` or `grand`.
+        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
+        protocol: ProtocolArg,
+    },
+}
+
+/// `--profile`.
+#[derive(Clone, Copy, ValueEnum)]
+enum Profile {
+    /// Documented defects of the reference fixed.
+    Default,
+    /// The reference implementation's rules, constants and quirks.
+    Compat,
+}
+
+/// `--protocol`.
+#[derive(Clone, Copy, ValueEnum)]
+enum ProtocolArg {
+    /// The seed paper's protocol: generated boards, hit/miss feedback.
+    Paper,
+    /// Grand et al.'s protocol: their 18 boards, colours revealed on a hit.
+    Grand,
+}
+
+impl ProtocolArg {
+    fn protocol(self) -> harness_battleship::Protocol {
+        match self {
+            ProtocolArg::Paper => harness_battleship::Protocol::Paper,
+            ProtocolArg::Grand => harness_battleship::Protocol::Grand,
+        }
+    }
+}
+
+/// The bundled harness that `harness ablate` runs when none is named.
+const DEFAULT_HARNESS: &str = "harnesses/battleship";
 
 /// Parses `name=value`.
 fn parse_setting(text: &str) -> Result<(String, String), String> {
@@ -108,6 +211,50 @@ fn main() -> ExitCode {
                 trace: trace.as_deref(),
                 max_turns,
             })
+        }
+        Command::Ablate {
+            harness,
+            module,
+            profile,
+            protocol,
+            belief,
+            particles,
+            boards,
+            seeds,
+            set,
+            removals,
+            format,
+            out,
+            resume,
+            jobs,
+        } => ablate::run(&ablate::AblateArgs {
+            harness: harness.or_else(|| resume.is_none().then(|| PathBuf::from(DEFAULT_HARNESS))),
+            module,
+            compat: matches!(profile, Profile::Compat),
+            protocol: protocol.protocol(),
+            belief,
+            particles,
+            boards,
+            seeds,
+            set,
+            removals,
+            json: matches!(format, Format::Json),
+            out,
+            resume,
+            jobs,
+        }),
+        Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
+        Command::Battleship { command: BattleshipCommand::Boards { protocol } } => {
+            match harness_battleship::render::render_suite(protocol.protocol()) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }
