@@ -7,14 +7,11 @@
 //! interrupted run resumes (`--resume DIR`) without redoing or losing a finished game.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use harness_battleship::Protocol;
-use harness_compiler::Workspace;
 use harness_compiler::ir::Program;
-use harness_compiler::signatures::SignatureSet;
 use harness_runtime::{
     EndReason, EpisodeResult, EventKind, GameKind, Limits, Machine, RngStreams, Switches, Value,
     run_episode, to_json_lines,
@@ -25,7 +22,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::render;
+use crate::games;
 use crate::results::{FORMAT, Manifest, RunFolder, StackSpec, slug};
 
 /// What `harness ablate` was asked to do.
@@ -138,36 +135,11 @@ fn stacks(program: &Program, removals: bool) -> Vec<(StackSpec, bool)> {
 
 /// The game kind a program plays.
 fn game_kind(program: &Program, protocol: Protocol) -> Result<Box<dyn GameKind>, String> {
-    match program.game.as_deref() {
-        Some("battleship") => Ok(Box::new(harness_battleship::play::Battleship::new(protocol))),
-        Some(harness_search::NAME) => Ok(Box::new(harness_search::LineSearch)),
-        Some(other) => Err(format!("harness ablate cannot play `{other}` yet")),
-        None => Err(format!("`{}` names no game (`use game NAME`)", program.module)),
-    }
-}
-
-/// Every signature the command line knows.
-fn signatures() -> SignatureSet {
-    let mut set = harness_stdlib::prelude::signatures();
-    set.extend(harness_runtime::signatures());
-    set.game(harness_battleship::bindings::game());
-    set.game(harness_search::LineSearch.bindings());
-    set
-}
-
-/// The harness sources: one file, or every `.harness` file under a directory, sorted.
-fn sources(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let mut files = Vec::new();
-    crate::check::collect_files(path, &mut files)?;
-    files.sort();
-    files
-        .into_iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|error| format!("cannot read {}: {error}", file.display()))?;
-            Ok((file.display().to_string(), text))
-        })
-        .collect()
+    let name = program
+        .game
+        .as_deref()
+        .ok_or_else(|| format!("`{}` names no game (`use game NAME`)", program.module))?;
+    games::game_kind(name, protocol)
 }
 
 /// SHA-256 over the paths and texts, in order.
@@ -180,53 +152,6 @@ fn source_hash(sources: &[(String, String)]) -> String {
         hasher.update([0]);
     }
     hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Checks the sources and lowers the root module.
-fn compile(sources: &[(String, String)], module: Option<&str>) -> Result<Arc<Program>, String> {
-    let mut workspace = Workspace::new(signatures());
-    for (path, text) in sources {
-        workspace.set_file(path, text);
-    }
-    let diagnostics = workspace.diagnostics();
-    if diagnostics.iter().any(|diagnostic| diagnostic.is_error()) {
-        render::human(&diagnostics, sources.len());
-        return Err("the harness has errors; fix them and run again".into());
-    }
-    let modules = workspace.modules();
-    let module = match module {
-        Some(module) => module.to_string(),
-        None => root_module(&modules, sources)?,
-    };
-    workspace.program(&module).map_err(|diagnostics| {
-        render::human(&diagnostics, sources.len());
-        format!("cannot build module `{module}`")
-    })
-}
-
-/// The one module no other module uses: the top of the stack.
-fn root_module(modules: &[(String, String)], sources: &[(String, String)]) -> Result<String, String> {
-    let used = |module: &str| {
-        sources.iter().any(|(_, text)| {
-            text.lines().any(|line| {
-                let line = line.trim();
-                line.strip_prefix("use ").is_some_and(|rest| {
-                    let rest = rest.trim();
-                    rest == module || rest.starts_with(&format!("{module}.{{"))
-                })
-            })
-        })
-    };
-    let roots: Vec<&String> =
-        modules.iter().map(|(module, _)| module).filter(|module| !used(module)).collect();
-    match roots.as_slice() {
-        [root] => Ok((*root).clone()),
-        [] => Err("the harness has no module that is not used by another".into()),
-        many => Err(format!(
-            "the harness has several top modules ({}); choose one with --module",
-            many.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-        )),
-    }
 }
 
 fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
@@ -243,7 +168,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         (None, Some(path)) => path.clone(),
         (None, None) => return Err("name the harness to ablate, e.g. `harness ablate harnesses/battleship`".into()),
     };
-    let sources = sources(&harness)?;
+    let sources = games::sources(&harness)?;
     let hash = source_hash(&sources);
     let settings = match &manifest {
         Some(manifest) => {
@@ -259,7 +184,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
     };
     let setting = |name: &str| settings.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
     let module = setting("module");
-    let program = compile(&sources, module.as_deref())?;
+    let program = games::compile(&sources, module.as_deref())?;
     let protocol = match setting("protocol").as_deref() {
         Some("grand") => Protocol::Grand,
         _ => Protocol::Paper,
@@ -402,7 +327,7 @@ fn settings(args: &AblateArgs) -> Vec<(String, String)> {
         settings.push(("compat".to_string(), "true".to_string()));
     }
     if let Some(belief) = &args.belief {
-        settings.push(("belief".to_string(), format!("\"{belief}\"")));
+        settings.push(("belief".to_string(), belief.clone()));
     }
     if let Some(particles) = args.particles {
         settings.push(("particles".to_string(), particles.to_string()));

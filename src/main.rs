@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod ablate;
 mod check;
 mod fmt_cmd;
+mod games;
 mod plot;
 mod render;
 mod results;
@@ -44,11 +45,17 @@ enum Command {
     },
     /// Run one episode of a harness on a game instance and seed, and print what happened.
     Run {
-        /// The `.harness` file.
+        /// The harness: a `.harness` file or a directory of them.
         file: PathBuf,
-        /// The game to play.
+        /// The module to run, when the harness has several top modules.
         #[arg(long)]
-        game: String,
+        module: Option<String>,
+        /// The game to play (default: the one the harness uses).
+        #[arg(long)]
+        game: Option<String>,
+        /// The Battleship protocol.
+        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
+        protocol: ProtocolArg,
         /// The game instance (default: the game's first).
         #[arg(long)]
         instance: Option<String>,
@@ -200,10 +207,25 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
-        Command::Run { file, game, instance, seed, layers, without, set, format, trace, max_turns } => {
+        Command::Run {
+            file,
+            module,
+            game,
+            protocol,
+            instance,
+            seed,
+            layers,
+            without,
+            set,
+            format,
+            trace,
+            max_turns,
+        } => {
             run::run(&run::RunArgs {
                 file: &file,
-                game: &game,
+                module: module.as_deref(),
+                game: game.as_deref(),
+                protocol: protocol.protocol(),
                 instance: instance.as_deref(),
                 seed,
                 switches: harness_runtime::Switches { layers, without, set },

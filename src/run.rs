@@ -9,22 +9,24 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use harness_compiler::Workspace;
 use harness_compiler::ir::{Program, SrcSpan};
-use harness_compiler::signatures::SignatureSet;
 use harness_runtime::{
-    EpisodeResult, Event, EventKind, GameKind, Limits, Machine, Phase, RngStreams, RuntimeError,
+    EpisodeResult, Event, EventKind, Limits, Machine, Phase, RngStreams, RuntimeError,
     Switches, Value, run_episode, to_json_lines,
 };
 
-use crate::render;
+use crate::{games, render};
 
 /// What `harness run` was asked to do.
 pub struct RunArgs<'a> {
-    /// The `.harness` file.
+    /// The harness: a `.harness` file or a directory of them.
     pub file: &'a Path,
-    /// The game's name.
-    pub game: &'a str,
+    /// The module to run, when the harness has several top modules.
+    pub module: Option<&'a str>,
+    /// The game's name; by default the one the harness uses.
+    pub game: Option<&'a str>,
+    /// The Battleship protocol.
+    pub protocol: harness_battleship::Protocol,
     /// The instance; the game's first when absent.
     pub instance: Option<&'a str>,
     /// The seed.
@@ -39,17 +41,6 @@ pub struct RunArgs<'a> {
     pub max_turns: u32,
 }
 
-/// The games the command line can run, by name.
-fn game_kind(name: &str) -> Option<Box<dyn GameKind>> {
-    match name {
-        harness_search::NAME => Some(Box::new(harness_search::LineSearch)),
-        _ => None,
-    }
-}
-
-/// The names accepted by `--game`.
-const GAMES: &[&str] = &[harness_search::NAME];
-
 /// Runs the command.
 pub fn run(args: &RunArgs<'_>) -> ExitCode {
     match run_inner(args) {
@@ -62,12 +53,21 @@ pub fn run(args: &RunArgs<'_>) -> ExitCode {
 }
 
 fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
-    let kind = game_kind(args.game)
-        .ok_or_else(|| format!("unknown game `{}`; the games are {}", args.game, GAMES.join(", ")))?;
-    let path = args.file.display().to_string();
-    let text = std::fs::read_to_string(args.file).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let program = compile(&path, &text, kind.as_ref())?;
-    let Some(program) = program else { return Ok(ExitCode::FAILURE) };
+    let sources = games::sources(args.file)?;
+    let Ok(program) = games::compile(&sources, args.module) else {
+        return Ok(ExitCode::FAILURE);
+    };
+    let game_name = match (args.game, program.game.as_deref()) {
+        (Some(name), _) | (None, Some(name)) => name,
+        (None, None) => return Err(format!("`{}` names no game; pass --game", program.module)),
+    };
+    let kind = games::game_kind(game_name, args.protocol)?;
+    // Runtime errors name a span in one of the program's files; render it against that file.
+    let source_of = |error: &RuntimeError| -> (String, String) {
+        let path = program.files.get(error.span.file as usize).cloned().unwrap_or_default();
+        let text = sources.iter().find(|(p, _)| *p == path).map(|(_, t)| t.clone()).unwrap_or_default();
+        (path, text)
+    };
 
     let mut natives = harness_stdlib::prelude::natives();
     natives.extend(&kind.natives());
@@ -75,6 +75,7 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
     let machine = match Machine::new(program.clone(), natives, &args.switches, limits) {
         Ok(machine) => machine,
         Err(error) => {
+            let (path, text) = source_of(&error);
             eprint!("{}", render_error(&error, &program, &path, &text));
             return Ok(ExitCode::FAILURE);
         }
@@ -91,7 +92,7 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
     if args.json {
         let summary = serde_json::json!({
             "harness": program.module,
-            "game": args.game,
+            "game": game_name,
             "instance": instance,
             "seed": args.seed,
             "layers": machine.enabled_layers(),
@@ -103,38 +104,11 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         print!("{}", account(&result, &machine.enabled_layers(), &instance, args.seed));
     }
     if let Some(error) = &result.error {
+        let (path, text) = source_of(error);
         eprint!("{}", render_error(error, &program, &path, &text));
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The signatures a run is checked against: the prelude, the runtime's preview methods and the
-/// game's bindings.
-fn signatures(kind: &dyn GameKind) -> SignatureSet {
-    let mut set = harness_stdlib::prelude::signatures();
-    set.extend(harness_runtime::signatures());
-    set.game(kind.bindings());
-    set
-}
-
-/// Checks and lowers the file; prints the diagnostics and returns `None` when it has errors.
-fn compile(path: &str, text: &str, kind: &dyn GameKind) -> Result<Option<std::sync::Arc<Program>>, String> {
-    let mut workspace = Workspace::new(signatures(kind));
-    workspace.set_file(path, text);
-    let module = workspace
-        .modules()
-        .into_iter()
-        .find(|(_, p)| p == path)
-        .map(|(module, _)| module)
-        .ok_or_else(|| format!("{path} declares no module"))?;
-    match workspace.program(&module) {
-        Ok(program) => Ok(Some(program)),
-        Err(diagnostics) => {
-            render::human(&diagnostics, 1);
-            Ok(None)
-        }
-    }
 }
 
 /// A runtime error with its location and the source line, for the terminal.
