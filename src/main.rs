@@ -76,7 +76,9 @@ enum Command {
 
 /// Parses `name=value`.
 fn parse_setting(text: &str) -> Result<(String, String), String> {
-    let (name, value) = text.split_once('=').ok_or_else(|| format!("`{text}` is not `name=value`"))?;
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not `name=value`"))?;
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
@@ -97,17 +99,30 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
-        Command::Run { file, game, instance, seed, layers, without, set, format, trace, max_turns } => {
-            run::run(&run::RunArgs {
-                file: &file,
-                game: &game,
-                instance: instance.as_deref(),
-                seed,
-                switches: harness_runtime::Switches { layers, without, set },
-                json: matches!(format, Format::Json),
-                trace: trace.as_deref(),
-                max_turns,
-            })
-        }
+        Command::Run {
+            file,
+            game,
+            instance,
+            seed,
+            layers,
+            without,
+            set,
+            format,
+            trace,
+            max_turns,
+        } => run::run(&run::RunArgs {
+            file: &file,
+            game: &game,
+            instance: instance.as_deref(),
+            seed,
+            switches: harness_runtime::Switches {
+                layers,
+                without,
+                set,
+            },
+            json: matches!(format, Format::Json),
+            trace: trace.as_deref(),
+            max_turns,
+        }),
     }
 }

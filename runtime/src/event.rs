@@ -180,7 +180,11 @@ mod tests {
             turn: 2,
             phase: Phase::Act,
             layer: Some("belief".into()),
-            span: SrcSpan { file: 0, start: 3, end: 9 },
+            span: SrcSpan {
+                file: 0,
+                start: 3,
+                end: 9,
+            },
             kind: EventKind::Patch {
                 field: "belief.probes".into(),
                 old: Value::Int(1),
