@@ -70,6 +70,8 @@ pub(crate) struct Eval<'m> {
     closures: Vec<ClosureDef<'m>>,
     deps: Vec<DepSet>,
     in_preview: bool,
+    /// Spare frames and argument buffers, reused so that a call does not allocate.
+    pool: Vec<Vec<Value>>,
     /// Preview events produced while evaluating, drained by the turn loop.
     pub(crate) events: Vec<Event>,
     /// The turn, phase and layer that events are tagged with.
@@ -103,6 +105,7 @@ impl<'m> Eval<'m> {
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
+            pool: Vec::new(),
             events: Vec::new(),
             tag,
         }
@@ -141,6 +144,23 @@ impl<'m> Eval<'m> {
         vec![Value::Unit; n]
     }
 
+    /// A frame of `n` unit slots, from the pool when one is spare.
+    fn take(&mut self, n: usize) -> Vec<Value> {
+        let mut frame = self.pool.pop().unwrap_or_default();
+        frame.clear();
+        frame.resize(n, Value::Unit);
+        frame
+    }
+
+    /// Returns a frame to the pool.
+    fn give(&mut self, mut frame: Vec<Value>) {
+        // Dropping the values now releases what they share (lists, snapshots) at once.
+        frame.clear();
+        if self.pool.len() < 64 {
+            self.pool.push(frame);
+        }
+    }
+
     /// Evaluates an expression.
     pub(crate) fn expr(
         &mut self,
@@ -172,8 +192,21 @@ impl<'m> Eval<'m> {
                 self.query(name, &args, span)
             }
             ExprKind::CallFn { func, args } => {
-                let args = self.exprs(snap, frame, args)?;
-                self.call_fn(snap, *func, args, span)
+                let def = self.m.program.fns.get(func.index()).ok_or_else(|| internal(span, "unknown fn"))?;
+                // Arguments are evaluated straight into the callee's frame.
+                let mut callee = self.take(def.body.frame.locals.len().max(args.len()));
+                for (i, arg) in args.iter().enumerate() {
+                    match self.expr(snap, frame, arg) {
+                        Ok(v) => callee[i] = v,
+                        Err(e) => {
+                            self.give(callee);
+                            return Err(e);
+                        }
+                    }
+                }
+                let result = self.expr(snap, &mut callee, &def.body.expr);
+                self.give(callee);
+                result
             }
             ExprKind::CallBuiltin { name, args } => self.builtin(snap, frame, name, args, span),
             ExprKind::Closure { params, body } => {
@@ -353,9 +386,10 @@ impl<'m> Eval<'m> {
             .computed
             .get(id.index())
             .ok_or_else(|| internal(span, "unknown computed value"))?;
-        let mut frame = Self::frame(def.body.frame.locals.len());
+        let mut frame = self.take(def.body.frame.locals.len());
         self.deps.push(DepSet::default());
         let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
         let deps = self.deps.pop().unwrap_or_default();
         let value = result?;
         if let Some(top) = self.deps.last_mut() {
@@ -382,24 +416,13 @@ impl<'m> Eval<'m> {
         })
     }
 
-    fn call_fn(
-        &mut self,
-        snap: &Snapshot,
-        func: FnId,
-        args: Vec<Value>,
-        span: SrcSpan,
-    ) -> RtResult<Value> {
-        let def = self
-            .m
-            .program
-            .fns
-            .get(func.index())
-            .ok_or_else(|| internal(span, "unknown fn"))?;
-        let mut frame = Self::frame(def.body.frame.locals.len().max(args.len()));
-        for (slot, arg) in frame.iter_mut().zip(args) {
-            *slot = arg;
-        }
-        self.expr(snap, &mut frame, &def.body.expr)
+    fn call_fn(&mut self, snap: &Snapshot, func: FnId, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+        let def = self.m.program.fns.get(func.index()).ok_or_else(|| internal(span, "unknown fn"))?;
+        let mut frame = self.take(def.body.frame.locals.len().max(args.len()));
+        frame[..args.len()].clone_from_slice(args);
+        let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
+        result
     }
 
     fn builtin(
@@ -425,9 +448,31 @@ impl<'m> Eval<'m> {
         args: &'m [Expr],
         span: SrcSpan,
     ) -> RtResult<Value> {
-        let args = self.exprs(snap, frame, args)?;
+        let mut values = self.take(0);
+        for arg in args {
+            match self.expr(snap, frame, arg) {
+                Ok(v) => values.push(v),
+                Err(e) => {
+                    self.give(values);
+                    return Err(e);
+                }
+            }
+        }
+        let result = self.call_builtin(snap, frame, name, &values, span);
+        self.give(values);
+        result
+    }
+
+    fn call_builtin(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         if let Some(method) = name.strip_prefix("Preview.") {
-            return self.preview_method(snap, frame, method, &args, span);
+            return self.preview_method(snap, frame, method, args, span);
         }
         let native = self.m.natives.get(name).cloned().ok_or_else(|| {
             RuntimeError::new(
@@ -441,7 +486,7 @@ impl<'m> Eval<'m> {
             snap,
             frame,
         };
-        native(&mut ctx, &args).map_err(|e| match e {
+        native(&mut ctx, args).map_err(|e| match e {
             NativeError::Failed(kind, message) => {
                 RuntimeError::new(kind, span, format!("`{name}`: {message}"))
             }
@@ -471,7 +516,7 @@ impl<'m> Eval<'m> {
                 self.expr(snap, frame, body)
             }
             Some(ClosureDef::Fn(func)) => {
-                self.call_fn(snap, func, args.to_vec(), SrcSpan::default())
+                self.call_fn(snap, func, args, SrcSpan::default())
             }
             None => Err(internal(
                 SrcSpan::default(),

@@ -58,6 +58,8 @@ pub struct Machine {
     pub(crate) budget: u64,
     pub(crate) limits: Limits,
     enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
+    /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
+    unit_variants: Vec<Vec<Value>>,
     models: BTreeMap<String, (LayerId, usize)>,
 }
 
@@ -150,7 +152,7 @@ impl Machine {
                 models.insert(model.effect.clone(), (layer, i));
             }
         }
-        let enums = program
+        let enums: Vec<(Arc<str>, Vec<Arc<str>>)> = program
             .enums
             .iter()
             .map(|e| {
@@ -163,7 +165,25 @@ impl Machine {
                 )
             })
             .collect();
+        let unit_variants = enums
+            .iter()
+            .map(|(enum_name, variants)| {
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(index, name)| {
+                        Value::Variant(Arc::new(VariantValue {
+                            enum_name: enum_name.clone(),
+                            index: index as u32,
+                            name: name.clone(),
+                            payload: Vec::new(),
+                        }))
+                    })
+                    .collect()
+            })
+            .collect();
         let mut machine = Machine {
+            unit_variants,
             program: program.clone(),
             natives,
             enabled,
@@ -337,24 +357,20 @@ impl Machine {
         self.program.state.len() + self.program.tunables.len()
     }
 
-    pub(crate) fn variant(
-        &self,
-        enum_id: EnumId,
-        index: u32,
-        payload: Vec<Value>,
-        span: SrcSpan,
-    ) -> RtResult<Value> {
-        let (enum_name, variants) = self.enums.get(enum_id.index()).ok_or_else(|| {
-            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum")
-        })?;
-        let name = variants.get(index as usize).cloned().ok_or_else(|| {
-            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant")
-        })?;
-        Ok(Value::Variant(Arc::new(VariantValue {
-            enum_name: enum_name.clone(),
-            index,
-            name,
-            payload,
-        })))
+    pub(crate) fn variant(&self, enum_id: EnumId, index: u32, payload: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
+        if payload.is_empty() {
+            if let Some(v) = self.unit_variants.get(enum_id.index()).and_then(|vs| vs.get(index as usize)) {
+                return Ok(v.clone());
+            }
+        }
+        let (enum_name, variants) = self
+            .enums
+            .get(enum_id.index())
+            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum"))?;
+        let name = variants
+            .get(index as usize)
+            .cloned()
+            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant"))?;
+        Ok(Value::Variant(Arc::new(VariantValue { enum_name: enum_name.clone(), index, name, payload })))
     }
 }

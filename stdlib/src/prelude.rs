@@ -5,6 +5,7 @@
 //! native implementation. The checker reads the signatures, the interpreter the natives,
 //! `harness explain` the documentation, from this same table.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -37,13 +38,14 @@ fn arg(args: &[Value], i: usize) -> Result<&Value, NativeError> {
         .ok_or_else(|| NativeError::Failed(ErrorCode::Internal, format!("missing argument {i}")))
 }
 
-fn items(v: &Value) -> Result<Vec<Value>, NativeError> {
-    v.elements().ok_or_else(|| {
-        NativeError::Failed(
-            ErrorCode::Internal,
-            format!("expected a collection, found {}", v.kind_name()),
-        )
-    })
+/// The elements of a list (borrowed) or of a set or a map's keys (collected).
+fn items(v: &Value) -> Result<Cow<'_, [Value]>, NativeError> {
+    match v {
+        Value::List(items) => Ok(Cow::Borrowed(items.as_slice())),
+        other => other.elements().map(Cow::Owned).ok_or_else(|| {
+            NativeError::Failed(ErrorCode::Internal, format!("expected a collection, found {}", other.kind_name()))
+        }),
+    }
 }
 
 fn truth(v: Value) -> Result<bool, NativeError> {
@@ -86,7 +88,7 @@ fn map(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let out = items(arg(args, 0)?)?
         .into_iter()
-        .map(|x| ctx.call(f, &[x]))
+        .map(|x| ctx.call(f, std::slice::from_ref(x)))
         .collect::<Result<_, _>>()?;
     Ok(Value::list(out))
 }
@@ -94,9 +96,9 @@ fn map(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 fn filter(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut out = Vec::new();
-    for x in items(arg(args, 0)?)? {
-        if truth(ctx.call(f, std::slice::from_ref(&x))?)? {
-            out.push(x);
+    for x in items(arg(args, 0)?)?.iter() {
+        if truth(ctx.call(f, std::slice::from_ref(x))?)? {
+            out.push(x.clone());
         }
     }
     Ok(Value::list(out))
@@ -105,16 +107,16 @@ fn filter(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
 fn count(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut n = 0;
-    for x in items(arg(args, 0)?)? {
-        n += i64::from(truth(ctx.call(f, &[x])?)?);
+    for x in items(arg(args, 0)?)?.iter() {
+        n += i64::from(truth(ctx.call(f, std::slice::from_ref(x))?)?);
     }
     Ok(Value::Int(n))
 }
 
 fn any(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    for x in items(arg(args, 0)?)? {
-        if truth(ctx.call(f, &[x])?)? {
+    for x in items(arg(args, 0)?)?.iter() {
+        if truth(ctx.call(f, std::slice::from_ref(x))?)? {
             return Ok(Value::Bool(true));
         }
     }
@@ -123,8 +125,8 @@ fn any(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 
 fn all(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    for x in items(arg(args, 0)?)? {
-        if !truth(ctx.call(f, &[x])?)? {
+    for x in items(arg(args, 0)?)?.iter() {
+        if !truth(ctx.call(f, std::slice::from_ref(x))?)? {
             return Ok(Value::Bool(false));
         }
     }
@@ -140,10 +142,10 @@ fn best_by(
 ) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut best: Option<(f64, Value)> = None;
-    for x in items(arg(args, 0)?)? {
-        let k = key(ctx.call(f, std::slice::from_ref(&x))?)?;
+    for x in items(arg(args, 0)?)?.iter() {
+        let k = key(ctx.call(f, std::slice::from_ref(x))?)?;
         if best.as_ref().is_none_or(|(b, _)| better(k, *b)) {
-            best = Some((k, x));
+            best = Some((k, x.clone()));
         }
     }
     Ok(best.map_or_else(Value::none, |(_, x)| Value::some(x)))
@@ -161,7 +163,7 @@ fn sum(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let xs = items(arg(args, 0)?)?;
     if xs.iter().all(|x| matches!(x, Value::Int(_))) {
         let mut total: i64 = 0;
-        for x in &xs {
+        for x in xs.iter() {
             total = total.checked_add(x.as_int().unwrap_or(0)).ok_or_else(|| {
                 NativeError::Failed(ErrorCode::Overflow, "the sum overflows Int".into())
             })?;
@@ -173,12 +175,8 @@ fn sum(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 
 fn extreme(args: &[Value], max: bool) -> Result<Value, NativeError> {
     let xs = items(arg(args, 0)?)?;
-    let best = if max {
-        xs.into_iter().max()
-    } else {
-        xs.into_iter().min()
-    };
-    Ok(best.map_or_else(Value::none, Value::some))
+    let best = if max { xs.iter().max() } else { xs.iter().min() };
+    Ok(best.cloned().map_or_else(Value::none, Value::some))
 }
 
 fn list_max(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
@@ -201,11 +199,11 @@ fn get(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 fn take(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let xs = items(arg(args, 0)?)?;
     let n = usize::try_from(arg(args, 1)?.as_int().unwrap_or(0)).unwrap_or(0);
-    Ok(Value::list(xs.into_iter().take(n).collect()))
+    Ok(Value::list(xs.iter().take(n).cloned().collect()))
 }
 
 fn set_insert(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
-    let mut set: BTreeSet<Value> = items(arg(args, 0)?)?.into_iter().collect();
+    let mut set: BTreeSet<Value> = items(arg(args, 0)?)?.iter().cloned().collect();
     set.insert(arg(args, 1)?.clone());
     Ok(Value::Set(Arc::new(set)))
 }
