@@ -3,7 +3,8 @@
 //! Every phase of the turn loop emits [`Event`]s. Each names the turn, the phase, the layer and
 //! the source span responsible. Events serialise with a fixed field order (struct declaration
 //! order) and floats in their shortest round-trip form, so the same run always produces the same
-//! bytes. The runtime hands events to an [`EventSink`]; it never writes files itself.
+//! bytes. The runtime returns events as data (see [`crate::Agent::take_events`] for
+//! streaming them phase by phase); it never writes files itself.
 
 use std::collections::BTreeMap;
 
@@ -145,18 +146,6 @@ impl Event {
             serde_json::json!({ "event": "serialisation_error", "message": e.to_string() })
                 .to_string()
         })
-    }
-}
-
-/// Receives events as they happen.
-pub trait EventSink {
-    /// Records one event.
-    fn emit(&mut self, event: Event);
-}
-
-impl EventSink for Vec<Event> {
-    fn emit(&mut self, event: Event) {
-        self.push(event);
     }
 }
 

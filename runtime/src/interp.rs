@@ -192,7 +192,12 @@ impl<'m> Eval<'m> {
                 self.query(name, &args, span)
             }
             ExprKind::CallFn { func, args } => {
-                let def = self.m.program.fns.get(func.index()).ok_or_else(|| internal(span, "unknown fn"))?;
+                let def = self
+                    .m
+                    .program
+                    .fns
+                    .get(func.index())
+                    .ok_or_else(|| internal(span, "unknown fn"))?;
                 // Arguments are evaluated straight into the callee's frame.
                 let mut callee = self.take(def.body.frame.locals.len().max(args.len()));
                 for (i, arg) in args.iter().enumerate() {
@@ -416,8 +421,19 @@ impl<'m> Eval<'m> {
         })
     }
 
-    fn call_fn(&mut self, snap: &Snapshot, func: FnId, args: &[Value], span: SrcSpan) -> RtResult<Value> {
-        let def = self.m.program.fns.get(func.index()).ok_or_else(|| internal(span, "unknown fn"))?;
+    fn call_fn(
+        &mut self,
+        snap: &Snapshot,
+        func: FnId,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let def = self
+            .m
+            .program
+            .fns
+            .get(func.index())
+            .ok_or_else(|| internal(span, "unknown fn"))?;
         let mut frame = self.take(def.body.frame.locals.len().max(args.len()));
         frame[..args.len()].clone_from_slice(args);
         let result = self.expr(snap, &mut frame, &def.body.expr);
@@ -515,9 +531,7 @@ impl<'m> Eval<'m> {
                 }
                 self.expr(snap, frame, body)
             }
-            Some(ClosureDef::Fn(func)) => {
-                self.call_fn(snap, func, args, SrcSpan::default())
-            }
+            Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
             None => Err(internal(
                 SrcSpan::default(),
                 "a closure was called after its call ended",

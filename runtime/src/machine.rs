@@ -357,20 +357,33 @@ impl Machine {
         self.program.state.len() + self.program.tunables.len()
     }
 
-    pub(crate) fn variant(&self, enum_id: EnumId, index: u32, payload: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
+    pub(crate) fn variant(
+        &self,
+        enum_id: EnumId,
+        index: u32,
+        payload: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         if payload.is_empty() {
-            if let Some(v) = self.unit_variants.get(enum_id.index()).and_then(|vs| vs.get(index as usize)) {
+            if let Some(v) = self
+                .unit_variants
+                .get(enum_id.index())
+                .and_then(|vs| vs.get(index as usize))
+            {
                 return Ok(v.clone());
             }
         }
-        let (enum_name, variants) = self
-            .enums
-            .get(enum_id.index())
-            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum"))?;
-        let name = variants
-            .get(index as usize)
-            .cloned()
-            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant"))?;
-        Ok(Value::Variant(Arc::new(VariantValue { enum_name: enum_name.clone(), index, name, payload })))
+        let (enum_name, variants) = self.enums.get(enum_id.index()).ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum")
+        })?;
+        let name = variants.get(index as usize).cloned().ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant")
+        })?;
+        Ok(Value::Variant(Arc::new(VariantValue {
+            enum_name: enum_name.clone(),
+            index,
+            name,
+            payload,
+        })))
     }
 }

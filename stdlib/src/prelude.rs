@@ -43,7 +43,10 @@ fn items(v: &Value) -> Result<Cow<'_, [Value]>, NativeError> {
     match v {
         Value::List(items) => Ok(Cow::Borrowed(items.as_slice())),
         other => other.elements().map(Cow::Owned).ok_or_else(|| {
-            NativeError::Failed(ErrorCode::Internal, format!("expected a collection, found {}", other.kind_name()))
+            NativeError::Failed(
+                ErrorCode::Internal,
+                format!("expected a collection, found {}", other.kind_name()),
+            )
         }),
     }
 }
@@ -175,7 +178,11 @@ fn sum(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 
 fn extreme(args: &[Value], max: bool) -> Result<Value, NativeError> {
     let xs = items(arg(args, 0)?)?;
-    let best = if max { xs.iter().max() } else { xs.iter().min() };
+    let best = if max {
+        xs.iter().max()
+    } else {
+        xs.iter().min()
+    };
     Ok(best.cloned().map_or_else(Value::none, Value::some))
 }
 
@@ -194,6 +201,23 @@ fn get(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
         .ok()
         .and_then(|i| xs.get(i).cloned())
         .map_or_else(Value::none, Value::some))
+}
+
+fn unwrap(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    match arg(args, 0)? {
+        Value::Option(Some(v)) => Ok(v.as_ref().clone()),
+        _ => Err(NativeError::Failed(
+            ErrorCode::NoneUnwrapped,
+            "the value is `None`; match on it or use `unwrap_or`".into(),
+        )),
+    }
+}
+
+fn unwrap_or(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    match arg(args, 0)? {
+        Value::Option(Some(v)) => Ok(v.as_ref().clone()),
+        _ => Ok(arg(args, 1)?.clone()),
+    }
 }
 
 fn take(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
@@ -364,6 +388,20 @@ pub const PRELUDE: &[Entry] = &[
         native: len,
     },
     Entry {
+        name: "Option.unwrap",
+        sig: "fn unwrap<T>(self: Option<T>) -> T",
+        doc: "The value inside `Some`; a runtime error (R0004) for `None`.",
+        example: "Some(3).unwrap() == 3",
+        native: unwrap,
+    },
+    Entry {
+        name: "Option.unwrap_or",
+        sig: "fn unwrap_or<T>(self: Option<T>, default: T) -> T",
+        doc: "The value inside `Some`, or `default` for `None`.",
+        example: "best.unwrap_or(0)",
+        native: unwrap_or,
+    },
+    Entry {
         name: "Set.insert",
         sig: "fn insert<T>(self: Set<T>, x: T) -> Set<T>",
         doc: "The set with `x` added.",
@@ -493,6 +531,14 @@ mod tests {
         );
         assert!(range(&mut Ctx, &[Value::Int(0), Value::Int(i64::MAX)]).is_err());
         assert!(sum(&mut Ctx, &[ints(&[i64::MAX, 1])]).is_err());
+        assert_eq!(
+            unwrap(&mut Ctx, &[Value::some(Value::Int(3))]),
+            Ok(Value::Int(3))
+        );
+        assert!(matches!(
+            unwrap(&mut Ctx, &[Value::none()]),
+            Err(NativeError::Failed(ErrorCode::NoneUnwrapped, _))
+        ));
     }
 
     #[test]
