@@ -22,6 +22,12 @@
 //!
 //! Several chains (four by default) run from independent starts with their own seeded streams,
 //! and their thinned states are pooled with equal weights.
+//!
+//! Irreducibility is not proven for every constraint pattern (a cycle of hit owners among three
+//! ships needs three ships to move at once); the independent starts guard against a chain stuck in
+//! one component, and `tests/belief_accuracy.rs` measures the pooled marginals against the exact
+//! posterior. The samples are autocorrelated, so the weight-based ESS (1/Σw² = N) overstates the
+//! effective sample size.
 
 use crate::belief::evidence::{
     Candidates, Evidence, Fleet, Stream, reweight_untempered, sample_prior, search_consistent,
@@ -116,11 +122,10 @@ fn single(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
     let need = ev.hits() & !others;
     let mut buf = [0u64; MAX_PLACEMENTS];
     let mut n = 0;
+    // Branch-free appends: the slot past the end is overwritten by the next candidate.
     for &p in cands.of(k, cur.count_ones() as usize) {
-        if p != cur && p & others == 0 && p & need == need {
-            buf[n] = p;
-            n += 1;
-        }
+        buf[n] = p;
+        n += usize::from(p != cur && p & others == 0 && p & need == need);
     }
     if n == 0 {
         return;
@@ -171,10 +176,8 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let mut buf = [0u64; MAX_PLACEMENTS];
     let mut a = 0;
     for &p in cands.of(i, len_i) {
-        if p & rest == 0 {
-            buf[a] = p;
-            a += 1;
-        }
+        buf[a] = p;
+        a += usize::from(p & rest == 0);
     }
     if a == 0 {
         return;
@@ -185,10 +188,8 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let need = ev.hits() & !fixed;
     let mut b = 0;
     for &p in cands.of(j, len_j) {
-        if p & fixed == 0 && p & need == need {
-            buf[b] = p;
-            b += 1;
-        }
+        buf[b] = p;
+        b += usize::from(p & fixed == 0 && p & need == need);
     }
     if b == 0 {
         return;

@@ -48,6 +48,11 @@
 //!
 //! The compat error is bias, not noise: it does not shrink with N (mean 0.33–0.62 at N = 2,000),
 //! and `mcmc` without its pair move is as wrong (0.75 on the 2×2 block of hits).
+//!
+//! Cost at N = 500 on a mid-game (`benches/kernels.rs`, a loaded 2-core machine): an `mcmc`
+//! refresh (6,000 steps) takes about 1.0 ms against 0.38 ms for a `mcmc-compat` refresh (3,500
+//! steps); an `smc` update takes about 8 µs when it only reweights and 0.9 ms when it resamples
+//! and rejuvenates.
 
 mod evidence;
 mod exact;

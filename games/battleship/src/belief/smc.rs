@@ -101,12 +101,15 @@ impl Smc {
         self.particles.clear();
         self.log_liks.clear();
         let ev = &self.evidence;
+        // Weights relative to the largest possible likelihood stay representable however many
+        // answers there are.
+        let shift = ev.max_log_likelihood();
         let mut fallback = None;
         for _ in 0..n {
             match sample_prior(ev, &self.cands, &mut self.rng) {
                 Some(ships) => {
                     let state = State::new(ships, ev);
-                    self.particles.push(ships, state.log_lik.exp());
+                    self.particles.push(ships, (state.log_lik - shift).exp());
                     self.log_liks.push(state.log_lik);
                 }
                 None => {
@@ -303,6 +306,55 @@ mod tests {
         for (k, &u) in s.unions.iter().enumerate() {
             assert!((a.log_liks[k] - a.evidence().log_likelihood(u)).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn a_surprising_shot_regenerates_the_particles() {
+        let config = SmcConfig {
+            particles: 5,
+            ..SmcConfig::default()
+        };
+        // Twelve of B01's fourteen ship cells hit at once: rejection from the prior cannot cover
+        // them, so regeneration starts from a searched board and rejuvenates.
+        let board = crate::paper::paper_board(0).expect("B01");
+        let mut belief = Smc::new(Fleet::paper(), 2, config);
+        for c in board.cells().take(12) {
+            belief.evidence.observe_shot(&ShotOutcome {
+                cell: c,
+                hit: true,
+                color: None,
+                sunk: None,
+            });
+        }
+        belief.cands = belief.evidence.candidates();
+        assert_eq!(
+            sample_prior(&belief.evidence, &belief.cands, &mut belief.rng.clone()),
+            None
+        );
+        belief.regenerate();
+        assert_eq!(belief.samples().len(), 5);
+        for ships in &belief.samples().ships {
+            assert!(belief.evidence().is_consistent(ships));
+        }
+        // A single surprising hit is handled by rejection from the prior.
+        let mut fresh = Smc::new(Fleet::paper(), 2, config);
+        let uncovered = (0..64)
+            .find(|&i| fresh.samples().unions.iter().all(|u| u >> i & 1 == 0))
+            .expect("five boards leave cells uncovered");
+        fresh.observe_shot(&ShotOutcome {
+            cell: Cell::new(uncovered).expect("cell"),
+            hit: true,
+            color: None,
+            sunk: None,
+        });
+        assert_eq!(fresh.samples().len(), 5);
+        assert!(
+            fresh
+                .samples()
+                .unions
+                .iter()
+                .all(|u| u >> uncovered & 1 == 1)
+        );
     }
 
     #[test]
