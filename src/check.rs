@@ -32,7 +32,10 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
-            Ok(bytes) => workspace.set_file(&file.display().to_string(), &String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => workspace.set_file(
+                &file.display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+            ),
             Err(error) => problems.push(format!("cannot read {}: {error}", file.display())),
         }
     }
@@ -91,7 +94,9 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            eprintln!("error: `{text}` is not a diagnostic code; `harness explain --list` lists them");
+            eprintln!(
+                "error: `{text}` is not a diagnostic code; `harness explain --list` lists them"
+            );
             ExitCode::FAILURE
         }
     }

@@ -30,7 +30,11 @@ pub fn json(diagnostics: &[Diagnostic]) -> String {
 
 /// One diagnostic as a JSON object, with 1-based lines and columns.
 pub fn to_json(diagnostic: &Diagnostic) -> Value {
-    let text = diagnostic.source.as_ref().map(|s| s.text()).unwrap_or_default();
+    let text = diagnostic
+        .source
+        .as_ref()
+        .map(|s| s.text())
+        .unwrap_or_default();
     let position = |start: u32, end: u32| {
         let (line, column) = line_column(text, start as usize);
         let (end_line, end_column) = line_column(text, end as usize);

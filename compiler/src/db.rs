@@ -107,7 +107,11 @@ pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> ChunkSig {
         ordinal: 0,
         header: parsed.header.as_ref().map(env::path_text),
         items: parsed.items.iter().map(env::strip_item).collect(),
-        members: parsed.members.iter().filter_map(env::strip_member).collect(),
+        members: parsed
+            .members
+            .iter()
+            .filter_map(env::strip_member)
+            .collect(),
         is_member: chunk.kind(db) == ChunkKind::Member,
     }
 }
@@ -124,7 +128,10 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
                 .chunks
                 .iter()
                 .enumerate()
-                .map(|(ordinal, (chunk, _))| ChunkSig { ordinal: ordinal as u32, ..chunk_signature(db, *chunk).clone() })
+                .map(|(ordinal, (chunk, _))| ChunkSig {
+                    ordinal: ordinal as u32,
+                    ..chunk_signature(db, *chunk).clone()
+                })
                 .collect(),
         })
         .collect();
@@ -140,16 +147,34 @@ pub fn check_chunk(db: &dyn salsa::Database, inputs: Inputs, key: CheckKey) -> C
     };
     let layer = key.layer(db).as_deref().and_then(|name| scope.layer(name));
     let parsed = parsed(db, key.chunk(db));
-    check::check_chunk(scope, inputs.signatures(db), layer, &parsed.items, &parsed.members)
+    check::check_chunk(
+        scope,
+        inputs.signatures(db),
+        layer,
+        &parsed.items,
+        &parsed.members,
+    )
 }
 
 /// The key under which a chunk of a file is checked in its own module.
-pub fn own_key(db: &dyn salsa::Database, inputs: Inputs, file: SourceFile, ordinal: usize) -> Option<CheckKey> {
+pub fn own_key(
+    db: &dyn salsa::Database,
+    inputs: Inputs,
+    file: SourceFile,
+    ordinal: usize,
+) -> Option<CheckKey> {
     let env = environment(db, inputs);
     let module = env.file_modules.get(file.path(db))?;
     let (chunk, _) = *outline(db, file).chunks.get(ordinal)?;
-    let layer = env.chunk_layers.get(file.path(db)).and_then(|layers| layers.get(ordinal).cloned().flatten());
-    let layer = if chunk.kind(db) == ChunkKind::Member { layer } else { None };
+    let layer = env
+        .chunk_layers
+        .get(file.path(db))
+        .and_then(|layers| layers.get(ordinal).cloned().flatten());
+    let layer = if chunk.kind(db) == ChunkKind::Member {
+        layer
+    } else {
+        None
+    };
     Some(CheckKey::new(db, module.clone(), layer, chunk))
 }
 
@@ -161,7 +186,11 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
     for file in inputs.files(db) {
         for ordinal in 0..outline(db, *file).chunks.len() {
             if let Some(key) = own_key(db, inputs, *file, ordinal) {
-                facts.push((file.path(db).clone(), ordinal as u32, &check_chunk(db, inputs, key).facts));
+                facts.push((
+                    file.path(db).clone(),
+                    ordinal as u32,
+                    &check_chunk(db, inputs, key).facts,
+                ));
             }
         }
     }
@@ -170,29 +199,62 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
 
 /// Every diagnostic of one file, with spans in the file, sorted by position.
 #[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(db: &dyn salsa::Database, inputs: Inputs, file: SourceFile) -> Vec<Diagnostic> {
+pub fn file_diagnostics(
+    db: &dyn salsa::Database,
+    inputs: Inputs,
+    file: SourceFile,
+) -> Vec<Diagnostic> {
     let path = file.path(db);
     let outline = outline(db, file);
     let source = SourceText::new(path.clone(), file.text(db).clone());
-    let offset_of = |ordinal: u32| outline.chunks.get(ordinal as usize).map_or(0, |(_, offset)| *offset);
+    let offset_of = |ordinal: u32| {
+        outline
+            .chunks
+            .get(ordinal as usize)
+            .map_or(0, |(_, offset)| *offset)
+    };
     let mut out = Vec::new();
     for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
-        out.extend(parsed(db, *chunk).errors.iter().map(|d| d.clone().shifted(*offset)));
+        out.extend(
+            parsed(db, *chunk)
+                .errors
+                .iter()
+                .map(|d| d.clone().shifted(*offset)),
+        );
         if let Some(key) = own_key(db, inputs, file, ordinal) {
-            out.extend(check_chunk(db, inputs, key).diagnostics.iter().map(|d| d.clone().shifted(*offset)));
+            out.extend(
+                check_chunk(db, inputs, key)
+                    .diagnostics
+                    .iter()
+                    .map(|d| d.clone().shifted(*offset)),
+            );
         }
     }
     if outline.chunks.is_empty() {
-        out.push(Diagnostic::new(Code::EmptyFile, harness_grammar::Span::default(), "this file holds no items".to_owned()).help("write the harness, or leave the file out of the paths to check"));
+        out.push(
+            Diagnostic::new(
+                Code::EmptyFile,
+                harness_grammar::Span::default(),
+                "this file holds no items".to_owned(),
+            )
+            .help("write the harness, or leave the file out of the paths to check"),
+        );
     }
     let env = environment(db, inputs);
     for located in env.diagnostics.iter().chain(global_checks(db, inputs)) {
         if located.file == *path {
-            out.push(located.diagnostic.clone().shifted(offset_of(located.ordinal)));
+            out.push(
+                located
+                    .diagnostic
+                    .clone()
+                    .shifted(offset_of(located.ordinal)),
+            );
         }
     }
-    let mut out: Vec<Diagnostic> =
-        out.into_iter().map(|d| d.in_file(path.clone()).with_source(source.clone())).collect();
+    let mut out: Vec<Diagnostic> = out
+        .into_iter()
+        .map(|d| d.in_file(path.clone()).with_source(source.clone()))
+        .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
     out
@@ -211,15 +273,17 @@ impl Default for Database {
         let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
         let sink = log.clone();
         let callback = move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                if let Ok(mut guard) = sink.lock() {
-                    if let Some(log) = guard.as_mut() {
-                        log.push(format!("{database_key:?}"));
-                    }
-                }
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Ok(mut guard) = sink.lock()
+                && let Some(log) = guard.as_mut()
+            {
+                log.push(format!("{database_key:?}"));
             }
         };
-        Self { storage: salsa::Storage::new(Some(Box::new(callback))), log }
+        Self {
+            storage: salsa::Storage::new(Some(Box::new(callback))),
+            log,
+        }
     }
 }
 

@@ -29,7 +29,11 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
     for (file, ordinal, chunk) in facts {
         uses.extend(chunk.uses.iter());
         for node in &chunk.nodes {
-            let site = Site { file, ordinal: *ordinal, node };
+            let site = Site {
+                file,
+                ordinal: *ordinal,
+                node,
+            };
             match &node.key {
                 Some(key) => {
                     sites.entry(key).or_insert(site);
@@ -47,22 +51,45 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
             continue;
         }
         let only_fns = *kind == NodeKind::Fn;
-        let Some(path) = cycle_through(key, &sites, only_fns) else { continue };
-        if path.iter().any(|k| k < key && sites.get(k).is_some_and(|s| s.node.kind == *kind)) {
+        let Some(path) = cycle_through(key, &sites, only_fns) else {
+            continue;
+        };
+        if path
+            .iter()
+            .any(|k| k < key && sites.get(k).is_some_and(|s| s.node.kind == *kind))
+        {
             continue;
         }
-        let shown = path.iter().copied().chain(std::iter::once(*key)).map(|k| format!("`{}`", k.name)).collect::<Vec<_>>().join(" → ");
+        let shown = path
+            .iter()
+            .copied()
+            .chain(std::iter::once(*key))
+            .map(|k| format!("`{}`", k.name))
+            .collect::<Vec<_>>()
+            .join(" → ");
         let diagnostic = if only_fns {
             Diagnostic::new(Code::Recursion, site.node.span, format!("function `{}` calls itself: {shown}", key.name))
                 .primary("recursive function")
                 .help("functions cannot recurse; use a bounded aggregate (`sum`, `map`, `filter`...) over a finite collection")
         } else {
-            let what = if *kind == NodeKind::Const { "constant" } else { "computed value" };
-            Diagnostic::new(Code::ComputedCycle, site.node.span, format!("{what} `{}` depends on itself: {shown}", key.name))
-                .primary("part of a cycle")
-                .help("break the cycle: one of these values must come from state or from other members")
+            let what = if *kind == NodeKind::Const {
+                "constant"
+            } else {
+                "computed value"
+            };
+            Diagnostic::new(
+                Code::ComputedCycle,
+                site.node.span,
+                format!("{what} `{}` depends on itself: {shown}", key.name),
+            )
+            .primary("part of a cycle")
+            .help("break the cycle: one of these values must come from state or from other members")
         };
-        out.push(Located { file: site.file.to_owned(), ordinal: site.ordinal, diagnostic });
+        out.push(Located {
+            file: site.file.to_owned(),
+            ordinal: site.ordinal,
+            diagnostic,
+        });
     }
 
     // `sim.next` inside a preview: everything a preview evaluates is reachable from the
@@ -73,7 +100,10 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
             roots.push((action, format!("the preview of action `{}`", action.name)));
         }
         for (member, _) in &site.node.snapshot_reads {
-            roots.push((member, format!("a read of `{}` inside a preview", member.name)));
+            roots.push((
+                member,
+                format!("a read of `{}` inside a preview", member.name),
+            ));
         }
     }
     let mut reported = BTreeSet::new();
@@ -90,7 +120,11 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
     };
     for site in &anonymous {
         if site.node.kind == NodeKind::InPreview {
-            report_sims(site, "a handler or model, which runs inside every preview", &mut out);
+            report_sims(
+                site,
+                "a handler or model, which runs inside every preview",
+                &mut out,
+            );
         }
     }
     for (root, reason) in roots {
@@ -120,8 +154,12 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
             out.push(Located {
                 file: at.file.clone(),
                 ordinal: at.ordinal,
-                diagnostic: Diagnostic::new(*code, at.span, format!("{what} `{}` is never used", key.name))
-                    .help("use it, or remove it; a name starting with `_` is not reported"),
+                diagnostic: Diagnostic::new(
+                    *code,
+                    at.span,
+                    format!("{what} `{}` is never used", key.name),
+                )
+                .help("use it, or remove it; a name starting with `_` is not reported"),
             });
         }
     }
@@ -136,18 +174,27 @@ fn nested_sim(span: Span, reason: &str) -> Diagnostic {
 
 /// A path of references from `start` back to `start`, if there is one. With `only_fns`, only
 /// function calls count.
-fn cycle_through<'a>(start: &'a DefKey, sites: &BTreeMap<&'a DefKey, Site<'a>>, only_fns: bool) -> Option<Vec<&'a DefKey>> {
+fn cycle_through<'a>(
+    start: &'a DefKey,
+    sites: &BTreeMap<&'a DefKey, Site<'a>>,
+    only_fns: bool,
+) -> Option<Vec<&'a DefKey>> {
     let mut parent: BTreeMap<&DefKey, &DefKey> = BTreeMap::new();
     let mut queue = VecDeque::from([start]);
     let mut seen = BTreeSet::new();
     while let Some(key) = queue.pop_front() {
         let Some(site) = sites.get(key) else { continue };
         for (next, _) in &site.node.refs {
-            let Some(next_site) = sites.get(next) else { continue };
+            let Some(next_site) = sites.get(next) else {
+                continue;
+            };
             if only_fns && next_site.node.kind != NodeKind::Fn {
                 continue;
             }
-            if !matches!(next_site.node.kind, NodeKind::Fn | NodeKind::Computed | NodeKind::Const) {
+            if !matches!(
+                next_site.node.kind,
+                NodeKind::Fn | NodeKind::Computed | NodeKind::Const
+            ) {
                 continue;
             }
             if next == start {

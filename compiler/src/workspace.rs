@@ -34,7 +34,11 @@ impl Workspace {
     pub fn new(signatures: SignatureSet) -> Self {
         let db = Database::default();
         let inputs = Inputs::new(&db, Vec::new(), Arc::new(signatures));
-        Self { db, inputs, files: BTreeMap::new() }
+        Self {
+            db,
+            inputs,
+            files: BTreeMap::new(),
+        }
     }
 
     /// Adds a file, or replaces the text of a loaded one.
@@ -77,7 +81,10 @@ impl Workspace {
     /// The modules of the workspace: module name and the path of the file that declares it.
     pub fn modules(&self) -> Vec<(String, String)> {
         let env = db::environment(&self.db, self.inputs);
-        env.file_modules.iter().map(|(path, module)| (module.clone(), path.clone())).collect()
+        env.file_modules
+            .iter()
+            .map(|(path, module)| (module.clone(), path.clone()))
+            .collect()
     }
 
     /// The database, for tools and tests that observe which queries run.
@@ -87,8 +94,13 @@ impl Workspace {
 
     /// The diagnostics of one file, sorted by position.
     pub fn file_diagnostics(&self, path: &str) -> Vec<Diagnostic> {
-        let Some(file) = self.files.get(path).copied() else { return Vec::new() };
-        guard(path, || db::file_diagnostics(&self.db, self.inputs, file).clone()).unwrap_or_else(|internal| vec![internal])
+        let Some(file) = self.files.get(path).copied() else {
+            return Vec::new();
+        };
+        guard(path, || {
+            db::file_diagnostics(&self.db, self.inputs, file).clone()
+        })
+        .unwrap_or_else(|internal| vec![*internal])
     }
 
     /// Every diagnostic of the workspace, sorted by file and position; problems in the
@@ -99,7 +111,13 @@ impl Workspace {
             .signatures(&self.db)
             .all_problems()
             .into_iter()
-            .map(|problem| Diagnostic::internal(Span::default(), format!("a builtin signature does not parse: {problem}")).in_file("<signatures>"))
+            .map(|problem| {
+                Diagnostic::internal(
+                    Span::default(),
+                    format!("a builtin signature does not parse: {problem}"),
+                )
+                .in_file("<signatures>")
+            })
             .collect();
         for path in self.files.keys() {
             out.extend(self.file_diagnostics(path));
@@ -117,17 +135,36 @@ impl Workspace {
     pub fn program(&self, module: &str) -> Result<Arc<ir::Program>, Vec<Diagnostic>> {
         let env = db::environment(&self.db, self.inputs).clone();
         let Some(scope) = env.scopes.get(module) else {
-            let loaded = env.file_modules.values().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
-            return Err(vec![Diagnostic::new(crate::codes::Code::UnknownModule, Span::default(), format!("unknown module `{module}`"))
-                .help(format!("the loaded modules are: {loaded}"))]);
+            let loaded = env
+                .file_modules
+                .values()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(vec![
+                Diagnostic::new(
+                    crate::codes::Code::UnknownModule,
+                    Span::default(),
+                    format!("unknown module `{module}`"),
+                )
+                .help(format!("the loaded modules are: {loaded}")),
+            ]);
         };
         let paths: Vec<String> = scope
             .program_modules
             .iter()
-            .filter_map(|m| env.file_modules.iter().find(|(_, module)| *module == m).map(|(path, _)| path.clone()))
+            .filter_map(|m| {
+                env.file_modules
+                    .iter()
+                    .find(|(_, module)| *module == m)
+                    .map(|(path, _)| path.clone())
+            })
             .collect();
-        let errors: Vec<Diagnostic> =
-            paths.iter().flat_map(|path| self.file_diagnostics(path)).filter(Diagnostic::is_error).collect();
+        let errors: Vec<Diagnostic> = paths
+            .iter()
+            .flat_map(|path| self.file_diagnostics(path))
+            .filter(Diagnostic::is_error)
+            .collect();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -135,7 +172,9 @@ impl Workspace {
             let db = &self.db;
             let mut checks = Vec::new();
             for (file_index, path) in paths.iter().enumerate() {
-                let Some(file) = self.files.get(path).copied() else { continue };
+                let Some(file) = self.files.get(path).copied() else {
+                    continue;
+                };
                 let layers = env.chunk_layers.get(path).cloned().unwrap_or_default();
                 for (ordinal, (chunk, offset)) in db::outline(db, file).chunks.iter().enumerate() {
                     let layer_name = if chunk.kind(db) == crate::split::ChunkKind::Member {
@@ -145,38 +184,62 @@ impl Workspace {
                     };
                     let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
                     let key = db::CheckKey::new(db, module.to_owned(), layer_name, *chunk);
-                    checks.push((file_index as u32, *offset, layer, db::check_chunk(db, self.inputs, key)));
+                    checks.push((
+                        file_index as u32,
+                        *offset,
+                        layer,
+                        db::check_chunk(db, self.inputs, key),
+                    ));
                 }
             }
             let placed: Vec<lower::Placed<'_>> = checks
                 .iter()
-                .map(|(file, offset, layer, ir)| lower::Placed { file: *file, offset: *offset, layer: *layer, ir: &ir.ir })
+                .map(|(file, offset, layer, ir)| lower::Placed {
+                    file: *file,
+                    offset: *offset,
+                    layer: *layer,
+                    ir: &ir.ir,
+                })
                 .collect();
             let layer_spans: Vec<SrcSpan> = scope
                 .layers
                 .iter()
                 .map(|info| {
-                    let file = paths.iter().position(|p| *p == info.at.file).unwrap_or_default();
+                    let file = paths
+                        .iter()
+                        .position(|p| *p == info.at.file)
+                        .unwrap_or_default();
                     let offset = self
                         .files
                         .get(&info.at.file)
-                        .and_then(|f| db::outline(db, *f).chunks.get(info.at.ordinal as usize).map(|(_, o)| *o))
+                        .and_then(|f| {
+                            db::outline(db, *f)
+                                .chunks
+                                .get(info.at.ordinal as usize)
+                                .map(|(_, o)| *o)
+                        })
                         .unwrap_or_default();
-                    SrcSpan { file: file as u32, start: info.at.span.start + offset, end: info.at.span.end + offset }
+                    SrcSpan {
+                        file: file as u32,
+                        start: info.at.span.start + offset,
+                        end: info.at.span.end + offset,
+                    }
                 })
                 .collect();
             let game = scope.game.as_ref().map(|g| g.name.clone());
             match lower::assemble(scope, game, paths.clone(), &layer_spans, &placed) {
                 Ok(program) => Ok(Arc::new(program)),
-                Err(problem) => Err(vec![Diagnostic::internal(Span::default(), problem).in_file(module)]),
+                Err(problem) => Err(vec![
+                    Diagnostic::internal(Span::default(), problem).in_file(module),
+                ]),
             }
         })
-        .unwrap_or_else(|internal| Err(vec![internal]))
+        .unwrap_or_else(|internal| Err(vec![*internal]))
     }
 }
 
 /// Runs a computation, turning a panic (a bug of ours) into an internal-error diagnostic.
-fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Diagnostic> {
+fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Box<Diagnostic>> {
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(value) => Ok(value),
         Err(payload) => {
@@ -185,7 +248,9 @@ fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Diagnostic> {
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(Diagnostic::internal(Span::default(), message).in_file(what))
+            Err(Box::new(
+                Diagnostic::internal(Span::default(), message).in_file(what),
+            ))
         }
     }
 }

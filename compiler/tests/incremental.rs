@@ -74,7 +74,10 @@ fn editing_a_declared_type_rechecks_the_readers() {
     workspace.diagnostics();
     workspace.database().start_log();
 
-    workspace.set_file("planner.harness", &PLANNER.replace("computed double: Int", "computed double: Float"));
+    workspace.set_file(
+        "planner.harness",
+        &PLANNER.replace("computed double: Int", "computed double: Float"),
+    );
     let diagnostics = workspace.diagnostics();
     // `double` now disagrees with its body and with `total`, which reads it.
     let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
@@ -90,12 +93,18 @@ fn editing_a_declared_type_rechecks_the_readers() {
 fn diagnostics_follow_an_edit_and_its_undo() {
     let mut workspace = workspace();
     assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
-    workspace.set_file("planner.harness", &PLANNER.replace("double + triple", "doubel + triple"));
+    workspace.set_file(
+        "planner.harness",
+        &PLANNER.replace("double + triple", "doubel + triple"),
+    );
     let diagnostics = workspace.file_diagnostics("planner.harness");
     assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
     assert_eq!(diagnostics[0].code.as_str(), "W0002");
     assert_eq!(diagnostics[1].code.as_str(), "E0101");
-    assert_eq!(diagnostics[1].help.as_deref(), Some("did you mean `double`?"));
+    assert_eq!(
+        diagnostics[1].help.as_deref(),
+        Some("did you mean `double`?")
+    );
     let start = PLANNER.find("double + triple").unwrap_or_default() as u32;
     assert_eq!(diagnostics[1].span.start, start);
     workspace.set_file("planner.harness", PLANNER);
