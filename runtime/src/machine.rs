@@ -364,14 +364,13 @@ impl Machine {
         payload: Vec<Value>,
         span: SrcSpan,
     ) -> RtResult<Value> {
-        if payload.is_empty() {
-            if let Some(v) = self
+        if payload.is_empty()
+            && let Some(v) = self
                 .unit_variants
                 .get(enum_id.index())
                 .and_then(|vs| vs.get(index as usize))
-            {
-                return Ok(v.clone());
-            }
+        {
+            return Ok(v.clone());
         }
         let (enum_name, variants) = self.enums.get(enum_id.index()).ok_or_else(|| {
             RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum")

@@ -93,7 +93,7 @@ fn len(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 fn map(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let out = items(arg(args, 0)?)?
-        .into_iter()
+        .iter()
         .map(|x| ctx.call(f, std::slice::from_ref(x)))
         .collect::<Result<_, _>>()?;
     Ok(Value::list(out))
