@@ -13,7 +13,9 @@ use crate::render;
 /// Every signature the command line knows: the standard library and the games.
 pub fn all_signatures() -> SignatureSet {
     let mut set = harness_stdlib::registry::signatures();
+    harness_stdlib::prelude::add_missing(&mut set);
     set.extend(harness_battleship::bindings::signatures());
+    set.game(harness_runtime::GameKind::bindings(&harness_search::LineSearch));
     set
 }
 

@@ -186,7 +186,9 @@ const DEFAULT_HARNESS: &str = "harnesses/battleship";
 
 /// Parses `name=value`.
 fn parse_setting(text: &str) -> Result<(String, String), String> {
-    let (name, value) = text.split_once('=').ok_or_else(|| format!("`{text}` is not `name=value`"))?;
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not `name=value`"))?;
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 

@@ -71,7 +71,10 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
 
     let mut natives = harness_stdlib::prelude::natives();
     natives.extend(&kind.natives());
-    let limits = Limits { max_turns: args.max_turns, ..Limits::default() };
+    let limits = Limits {
+        max_turns: args.max_turns,
+        ..Limits::default()
+    };
     let machine = match Machine::new(program.clone(), natives, &args.switches, limits) {
         Ok(machine) => machine,
         Err(error) => {
@@ -81,7 +84,11 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         }
     };
     let instances = kind.instances();
-    let instance = args.instance.map(str::to_string).or_else(|| instances.first().cloned()).unwrap_or_default();
+    let instance = args
+        .instance
+        .map(str::to_string)
+        .or_else(|| instances.first().cloned())
+        .unwrap_or_default();
     let mut game = kind.start(&instance, &RngStreams::new(args.seed))?;
     let result = run_episode(&machine, game.as_mut());
 
@@ -99,9 +106,15 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
             "config": machine.config_values(),
             "result": &result,
         });
-        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
     } else {
-        print!("{}", account(&result, &machine.enabled_layers(), &instance, args.seed));
+        print!(
+            "{}",
+            account(&result, &machine.enabled_layers(), &instance, args.seed)
+        );
     }
     if let Some(error) = &result.error {
         let (path, text) = source_of(error);
@@ -120,16 +133,27 @@ fn render_error(error: &RuntimeError, program: &Program, path: &str, text: &str)
     if error.span == SrcSpan::default() {
         return out;
     }
-    let file = program.files.get(error.span.file as usize).map_or(path, String::as_str);
+    let file = program
+        .files
+        .get(error.span.file as usize)
+        .map_or(path, String::as_str);
     let (line, column) = render::line_column(text, error.span.start as usize);
     let _ = writeln!(out, "  --> {file}:{line}:{column}");
     if let Some(source) = text.lines().nth(line - 1) {
         let width = line.to_string().len();
         let length = (error.span.end - error.span.start).max(1) as usize;
-        let underline = length.min(source.chars().count().saturating_sub(column - 1)).max(1);
+        let underline = length
+            .min(source.chars().count().saturating_sub(column - 1))
+            .max(1);
         let _ = writeln!(out, "{:width$} |", "");
         let _ = writeln!(out, "{line} | {source}");
-        let _ = writeln!(out, "{:width$} | {}{}", "", " ".repeat(column - 1), "^".repeat(underline));
+        let _ = writeln!(
+            out,
+            "{:width$} | {}{}",
+            "",
+            " ".repeat(column - 1),
+            "^".repeat(underline)
+        );
     }
     out
 }
@@ -137,16 +161,26 @@ fn render_error(error: &RuntimeError, program: &Program, path: &str, text: &str)
 /// Shortens a value's display for the account.
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() > 60 { format!("{}…", text.chars().take(57).collect::<String>()) } else { text }
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(57).collect::<String>())
+    } else {
+        text
+    }
 }
 
 fn call(name: &str, args: &[Value]) -> String {
-    format!("{name}({})", args.iter().map(short).collect::<Vec<_>>().join(", "))
+    format!(
+        "{name}({})",
+        args.iter().map(short).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// The readable turn-by-turn account of an episode.
 fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64) -> String {
-    let mut out = format!("layers: {}   instance: {instance}   seed: {seed}\n", layers.join(", "));
+    let mut out = format!(
+        "layers: {}   instance: {instance}   seed: {seed}\n",
+        layers.join(", ")
+    );
     let mut turn = u32::MAX;
     // Previews are many per turn; the account summarises them per action instead of listing each.
     let mut previews: Vec<(String, f64)> = Vec::new();
@@ -162,7 +196,14 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
         }
         previews.clear();
     };
-    for Event { turn: t, phase, layer, kind, .. } in &result.events {
+    for Event {
+        turn: t,
+        phase,
+        layer,
+        kind,
+        ..
+    } in &result.events
+    {
         if *t != turn && *phase != Phase::End {
             flush(&mut out, &mut previews);
             turn = *t;
@@ -175,10 +216,21 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
             }
             // A patch that leaves the value as it was says nothing to a reader (the trace keeps it).
             EventKind::Patch { field, old, new } if old != new => {
-                let _ = writeln!(out, "  {layer:<10} {field}: {} → {}", short(old), short(new));
+                let _ = writeln!(
+                    out,
+                    "  {layer:<10} {field}: {} → {}",
+                    short(old),
+                    short(new)
+                );
             }
             EventKind::Patch { .. } => {}
-            EventKind::Preview { action, args, reading, value, .. } => {
+            EventKind::Preview {
+                action,
+                args,
+                reading,
+                value,
+                ..
+            } => {
                 if reading == "expect" || reading == "prob" {
                     previews.push((call(action, args), value.as_f64().unwrap_or(0.0)));
                 }
@@ -189,14 +241,28 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                 }
             }
             EventKind::Revision { tunable, old, new } => {
-                let _ = writeln!(out, "  {layer:<10} revised {tunable}: {} → {}", short(old), short(new));
+                let _ = writeln!(
+                    out,
+                    "  {layer:<10} revised {tunable}: {} → {}",
+                    short(old),
+                    short(new)
+                );
             }
             EventKind::Chosen { action, args, rule } => {
                 flush(&mut out, &mut previews);
-                let _ = writeln!(out, "  decided   {} (layer {layer}, rule {})", call(action, args), rule + 1);
+                let _ = writeln!(
+                    out,
+                    "  decided   {} (layer {layer}, rule {})",
+                    call(action, args),
+                    rule + 1
+                );
             }
             EventKind::Rejected { action, error } => {
-                let _ = writeln!(out, "  rejected  {action}: {} {}", error.code, error.message);
+                let _ = writeln!(
+                    out,
+                    "  rejected  {action}: {} {}",
+                    error.code, error.message
+                );
             }
             EventKind::Effect { name, args } => {
                 let _ = writeln!(out, "  sent      game.{}", call(name, args));
@@ -207,8 +273,16 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
             }
             EventKind::EpisodeEnd { reason, metrics } => {
                 flush(&mut out, &mut previews);
-                let metrics: Vec<String> = metrics.iter().map(|(k, v)| format!("{k}={}", short(v))).collect();
-                let _ = writeln!(out, "episode ended ({reason}) after {} actions: {}", result.turns, metrics.join(" "));
+                let metrics: Vec<String> = metrics
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", short(v)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "episode ended ({reason}) after {} actions: {}",
+                    result.turns,
+                    metrics.join(" ")
+                );
             }
         }
     }

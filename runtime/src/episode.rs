@@ -90,7 +90,13 @@ impl<'m> Agent<'m> {
             }
         }
         let events = ev.events;
-        Ok(Agent { m, snap, turn: 0, seen_view: game.view_version(), events })
+        Ok(Agent {
+            m,
+            snap,
+            turn: 0,
+            seen_view: game.view_version(),
+            events,
+        })
     }
 
     /// The working snapshot.
@@ -111,29 +117,66 @@ impl<'m> Agent<'m> {
     /// The value of a computed value in the working snapshot, by name; `None` when there is no
     /// such value or its layer is disabled.
     pub fn computed(&mut self, game: &dyn Game, name: &str) -> Option<RtResult<Value>> {
-        let id = self.m.program.computed.iter().position(|c| c.name == name)?;
+        let id = self
+            .m
+            .program
+            .computed
+            .iter()
+            .position(|c| c.name == name)?;
         let def = &self.m.program.computed[id];
         if !self.m.is_enabled(def.layer) {
             return None;
         }
         self.sync_view(game);
         let mut ev = Eval::new(self.m, game, (self.turn, Phase::Reflect, Some(def.layer)));
-        Some(ev.computed(&self.snap, harness_compiler::ir::ComputedId(id as u32), def.span))
+        Some(ev.computed(
+            &self.snap,
+            harness_compiler::ir::ComputedId(id as u32),
+            def.span,
+        ))
     }
 
     fn emit(&mut self, phase: Phase, layer: Option<LayerId>, span: SrcSpan, kind: EventKind) {
         let layer = layer.map(|l| self.m.layer_name(l));
-        self.events.push(Event { turn: self.turn, phase, layer, span, kind });
+        self.events.push(Event {
+            turn: self.turn,
+            phase,
+            layer,
+            span,
+            kind,
+        });
     }
 
     fn record(&mut self, phase: Phase, log: StepLog) -> Vec<crate::game::Effect> {
         for change in log.changes {
             match change {
-                Change::Patch { layer, field, old, new, span } => {
-                    self.emit(phase, Some(layer), span, EventKind::Patch { field, old, new });
+                Change::Patch {
+                    layer,
+                    field,
+                    old,
+                    new,
+                    span,
+                } => {
+                    self.emit(
+                        phase,
+                        Some(layer),
+                        span,
+                        EventKind::Patch { field, old, new },
+                    );
                 }
-                Change::Revision { layer, tunable, old, new, span } => {
-                    self.emit(phase, Some(layer), span, EventKind::Revision { tunable, old, new });
+                Change::Revision {
+                    layer,
+                    tunable,
+                    old,
+                    new,
+                    span,
+                } => {
+                    self.emit(
+                        phase,
+                        Some(layer),
+                        span,
+                        EventKind::Revision { tunable, old, new },
+                    );
                 }
             }
         }
@@ -160,7 +203,10 @@ impl<'m> Agent<'m> {
                 phase: Phase::Observe,
                 layer: None,
                 span: SrcSpan::default(),
-                kind: EventKind::Observation { name: obs.name.to_string(), args: obs.args.clone() },
+                kind: EventKind::Observation {
+                    name: obs.name.to_string(),
+                    args: obs.args.clone(),
+                },
             });
             let mut log = StepLog::default();
             let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
@@ -186,10 +232,15 @@ impl<'m> Agent<'m> {
                 let held = ev.expr(&self.snap, &mut frame, &block.cond);
                 self.events.append(&mut ev.events);
                 let held = held?.as_bool().unwrap_or(false);
-                self.emit(Phase::Reflect, Some(layer), block.cond.span, EventKind::Gate {
-                    gate: format!("revise #{i}"),
-                    value: held,
-                });
+                self.emit(
+                    Phase::Reflect,
+                    Some(layer),
+                    block.cond.span,
+                    EventKind::Gate {
+                        gate: format!("revise #{i}"),
+                        value: held,
+                    },
+                );
                 if held && first.is_none() {
                     first = Some(i);
                 }
@@ -234,11 +285,21 @@ impl<'m> Agent<'m> {
                         args.push(ev.expr(&self.snap, &mut frame, arg)?);
                     }
                     if ev.available(&self.snap, rule.action, &args)? {
-                        return Ok(Decision { layer, rule: i, action: rule.action, args, span: rule.span });
+                        return Ok(Decision {
+                            layer,
+                            rule: i,
+                            action: rule.action,
+                            args,
+                            span: rule.span,
+                        });
                     }
                 }
             }
-            let span = m.order.last().map(|l| m.program.layers[l.index()].span).unwrap_or_default();
+            let span = m
+                .order
+                .last()
+                .map(|l| m.program.layers[l.index()].span)
+                .unwrap_or_default();
             Err(RuntimeError::new(
                 ErrorCode::NoDecision,
                 span,
@@ -251,11 +312,16 @@ impl<'m> Agent<'m> {
         })();
         self.events.append(&mut ev.events);
         let decision = result?;
-        self.emit(Phase::Decide, Some(decision.layer), decision.span, EventKind::Chosen {
-            action: m.action_name(decision.action).to_string(),
-            args: decision.args.clone(),
-            rule: decision.rule,
-        });
+        self.emit(
+            Phase::Decide,
+            Some(decision.layer),
+            decision.span,
+            EventKind::Chosen {
+                action: m.action_name(decision.action).to_string(),
+                args: decision.args.clone(),
+                rule: decision.rule,
+            },
+        );
         Ok(decision)
     }
 
@@ -265,25 +331,40 @@ impl<'m> Agent<'m> {
         let m = self.m;
         let def = &m.program.actions[decision.action.index()];
         let mut ev = Eval::new(m, game, (self.turn, Phase::Act, Some(def.layer)));
-        let step = ev.step(&mut self.snap, decision.action, decision.args.clone(), decision.span);
+        let step = ev.step(
+            &mut self.snap,
+            decision.action,
+            decision.args.clone(),
+            decision.span,
+        );
         self.events.append(&mut ev.events);
         let log = match step? {
             Ok(log) => log,
             Err(error) => {
-                self.emit(Phase::Act, Some(def.layer), error.span, EventKind::Rejected {
-                    action: def.name.clone(),
-                    error: error.clone(),
-                });
+                self.emit(
+                    Phase::Act,
+                    Some(def.layer),
+                    error.span,
+                    EventKind::Rejected {
+                        action: def.name.clone(),
+                        error: error.clone(),
+                    },
+                );
                 return Err(error);
             }
         };
         let spans: Vec<SrcSpan> = log.effects.iter().map(|(_, span)| *span).collect();
         let effects = self.record(Phase::Act, log);
         for (effect, span) in effects.into_iter().zip(spans) {
-            self.emit(Phase::Act, Some(def.layer), span, EventKind::Effect {
-                name: effect.name.to_string(),
-                args: effect.args.clone(),
-            });
+            self.emit(
+                Phase::Act,
+                Some(def.layer),
+                span,
+                EventKind::Effect {
+                    name: effect.name.to_string(),
+                    args: effect.args.clone(),
+                },
+            );
             game.apply(&effect).map_err(|message| {
                 RuntimeError::new(
                     ErrorCode::EffectRejected,
@@ -341,7 +422,9 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
                 phase: Phase::End,
                 layer: None,
                 span: error.span,
-                kind: EventKind::Error { error: error.clone() },
+                kind: EventKind::Error {
+                    error: error.clone(),
+                },
             });
             (EndReason::Error, Some(error))
         }
@@ -357,7 +440,16 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
         phase: Phase::End,
         layer: None,
         span: SrcSpan::default(),
-        kind: EventKind::EpisodeEnd { reason: reason.to_string(), metrics: metrics.clone() },
+        kind: EventKind::EpisodeEnd {
+            reason: reason.to_string(),
+            metrics: metrics.clone(),
+        },
     });
-    EpisodeResult { turns, end, error, metrics, events }
+    EpisodeResult {
+        turns,
+        end,
+        error,
+        metrics,
+        events,
+    }
 }

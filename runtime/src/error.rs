@@ -15,7 +15,12 @@ pub(crate) fn serialize_span<S: Serializer>(span: &SrcSpan, s: S) -> Result<S::O
         start: u32,
         end: u32,
     }
-    Plain { file: span.file, start: span.start, end: span.end }.serialize(s)
+    Plain {
+        file: span.file,
+        start: span.start,
+        end: span.end,
+    }
+    .serialize(s)
 }
 
 /// The kinds of runtime error, each with a stable code.
@@ -100,7 +105,13 @@ pub struct RuntimeError {
 impl RuntimeError {
     /// An error of `kind` at `span`.
     pub fn new(kind: ErrorCode, span: SrcSpan, message: impl Into<String>) -> Self {
-        Self { code: kind.code(), kind, message: message.into(), span, declared: None }
+        Self {
+            code: kind.code(),
+            kind,
+            message: message.into(),
+            span,
+            declared: None,
+        }
     }
 
     /// The same error carrying a declared error code.

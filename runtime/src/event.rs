@@ -3,7 +3,8 @@
 //! Every phase of the turn loop emits [`Event`]s. Each names the turn, the phase, the layer and
 //! the source span responsible. Events serialise with a fixed field order (struct declaration
 //! order) and floats in their shortest round-trip form, so the same run always produces the same
-//! bytes. The runtime hands events to an [`EventSink`]; it never writes files itself.
+//! bytes. The runtime returns events as data (see [`crate::Agent::take_events`] for
+//! streaming them phase by phase); it never writes files itself.
 
 use std::collections::BTreeMap;
 
@@ -148,18 +149,6 @@ impl Event {
     }
 }
 
-/// Receives events as they happen.
-pub trait EventSink {
-    /// Records one event.
-    fn emit(&mut self, event: Event);
-}
-
-impl EventSink for Vec<Event> {
-    fn emit(&mut self, event: Event) {
-        self.push(event);
-    }
-}
-
 /// Renders a trace as JSON lines, one event per line.
 pub fn to_json_lines(events: &[Event]) -> String {
     let mut out = String::new();
@@ -180,7 +169,11 @@ mod tests {
             turn: 2,
             phase: Phase::Act,
             layer: Some("belief".into()),
-            span: SrcSpan { file: 0, start: 3, end: 9 },
+            span: SrcSpan {
+                file: 0,
+                start: 3,
+                end: 9,
+            },
             kind: EventKind::Patch {
                 field: "belief.probes".into(),
                 old: Value::Int(1),

@@ -38,9 +38,21 @@ enum ClosureDef<'m> {
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
     /// A state slot changed.
-    Patch { layer: LayerId, field: String, old: Value, new: Value, span: SrcSpan },
+    Patch {
+        layer: LayerId,
+        field: String,
+        old: Value,
+        new: Value,
+        span: SrcSpan,
+    },
     /// A tunable was revised.
-    Revision { layer: LayerId, tunable: String, old: Value, new: Value, span: SrcSpan },
+    Revision {
+        layer: LayerId,
+        tunable: String,
+        old: Value,
+        new: Value,
+        span: SrcSpan,
+    },
 }
 
 /// What a committed step did.
@@ -58,6 +70,8 @@ pub(crate) struct Eval<'m> {
     closures: Vec<ClosureDef<'m>>,
     deps: Vec<DepSet>,
     in_preview: bool,
+    /// Spare frames and argument buffers, reused so that a call does not allocate.
+    pool: Vec<Vec<Value>>,
     /// Preview events produced while evaluating, drained by the turn loop.
     pub(crate) events: Vec<Event>,
     /// The turn, phase and layer that events are tagged with.
@@ -65,16 +79,25 @@ pub(crate) struct Eval<'m> {
 }
 
 fn internal(span: SrcSpan, message: impl Into<String>) -> RuntimeError {
-    RuntimeError::new(ErrorCode::Internal, span, format!("internal error: {}", message.into()))
+    RuntimeError::new(
+        ErrorCode::Internal,
+        span,
+        format!("internal error: {}", message.into()),
+    )
 }
 
 fn expect_bool(v: Value, span: SrcSpan) -> RtResult<bool> {
-    v.as_bool().ok_or_else(|| internal(span, format!("expected Bool, found {}", v.kind_name())))
+    v.as_bool()
+        .ok_or_else(|| internal(span, format!("expected Bool, found {}", v.kind_name())))
 }
 
 impl<'m> Eval<'m> {
     /// An evaluator with a fresh budget.
-    pub(crate) fn new(m: &'m Machine, game: &'m dyn Game, tag: (u32, Phase, Option<LayerId>)) -> Self {
+    pub(crate) fn new(
+        m: &'m Machine,
+        game: &'m dyn Game,
+        tag: (u32, Phase, Option<LayerId>),
+    ) -> Self {
         Self {
             m,
             game,
@@ -82,6 +105,7 @@ impl<'m> Eval<'m> {
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
+            pool: Vec::new(),
             events: Vec::new(),
             tag,
         }
@@ -120,8 +144,30 @@ impl<'m> Eval<'m> {
         vec![Value::Unit; n]
     }
 
+    /// A frame of `n` unit slots, from the pool when one is spare.
+    fn take(&mut self, n: usize) -> Vec<Value> {
+        let mut frame = self.pool.pop().unwrap_or_default();
+        frame.clear();
+        frame.resize(n, Value::Unit);
+        frame
+    }
+
+    /// Returns a frame to the pool.
+    fn give(&mut self, mut frame: Vec<Value>) {
+        // Dropping the values now releases what they share (lists, snapshots) at once.
+        frame.clear();
+        if self.pool.len() < 64 {
+            self.pool.push(frame);
+        }
+    }
+
     /// Evaluates an expression.
-    pub(crate) fn expr(&mut self, snap: &Snapshot, frame: &mut [Value], e: &'m Expr) -> RtResult<Value> {
+    pub(crate) fn expr(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        e: &'m Expr,
+    ) -> RtResult<Value> {
         self.tick(e.span)?;
         let span = e.span;
         match &e.kind {
@@ -146,8 +192,26 @@ impl<'m> Eval<'m> {
                 self.query(name, &args, span)
             }
             ExprKind::CallFn { func, args } => {
-                let args = self.exprs(snap, frame, args)?;
-                self.call_fn(snap, *func, args, span)
+                let def = self
+                    .m
+                    .program
+                    .fns
+                    .get(func.index())
+                    .ok_or_else(|| internal(span, "unknown fn"))?;
+                // Arguments are evaluated straight into the callee's frame.
+                let mut callee = self.take(def.body.frame.locals.len().max(args.len()));
+                for (i, arg) in args.iter().enumerate() {
+                    match self.expr(snap, frame, arg) {
+                        Ok(v) => callee[i] = v,
+                        Err(e) => {
+                            self.give(callee);
+                            return Err(e);
+                        }
+                    }
+                }
+                let result = self.expr(snap, &mut callee, &def.body.expr);
+                self.give(callee);
+                result
             }
             ExprKind::CallBuiltin { name, args } => self.builtin(snap, frame, name, args, span),
             ExprKind::Closure { params, body } => {
@@ -158,7 +222,11 @@ impl<'m> Eval<'m> {
                 self.closures.push(ClosureDef::Fn(*func));
                 Ok(Value::Closure((self.closures.len() - 1) as u32))
             }
-            ExprKind::Variant { enum_id, index, payload } => {
+            ExprKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => {
                 let payload = self.exprs(snap, frame, payload)?;
                 self.m.variant(*enum_id, *index, payload, span)
             }
@@ -167,7 +235,10 @@ impl<'m> Eval<'m> {
             ExprKind::Record(fields) => {
                 let values = self.exprs(snap, frame, fields)?;
                 match &e.ty {
-                    Ty::Record(ty) => Ok(Value::Record(Arc::new(RecordValue { ty: ty.clone(), values }))),
+                    Ty::Record(ty) => Ok(Value::Record(Arc::new(RecordValue {
+                        ty: ty.clone(),
+                        values,
+                    }))),
                     other => Err(internal(span, format!("record literal of type {other}"))),
                 }
             }
@@ -205,7 +276,11 @@ impl<'m> Eval<'m> {
                 let b = self.expr(snap, frame, b)?;
                 ops::binary(*op, a, b, span)
             }
-            ExprKind::If { guards, then, otherwise } => {
+            ExprKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 if self.guards(snap, frame, guards)? {
                     self.expr(snap, frame, then)
                 } else {
@@ -219,9 +294,16 @@ impl<'m> Eval<'m> {
                         return self.expr(snap, frame, &arm.body);
                     }
                 }
-                Err(internal(span, "no match arm matched; the checker should have proved one does"))
+                Err(internal(
+                    span,
+                    "no match arm matched; the checker should have proved one does",
+                ))
             }
-            ExprKind::Let { pattern, value, body } => {
+            ExprKind::Let {
+                pattern,
+                value,
+                body,
+            } => {
                 let v = self.expr(snap, frame, value)?;
                 if !bind(pattern, &v, frame)? {
                     return Err(internal(pattern.span, "a `let` pattern did not match"));
@@ -232,19 +314,34 @@ impl<'m> Eval<'m> {
                 let args = self.exprs(snap, frame, args)?;
                 self.sim_next(snap, *action, args, span)
             }
-            ExprKind::SnapshotRead { snapshot, member } => match self.expr(snap, frame, snapshot)? {
-                Value::Snapshot(other) => self.member(&other, *member, span),
-                other => Err(internal(span, format!("member read on {}", other.kind_name()))),
-            },
+            ExprKind::SnapshotRead { snapshot, member } => {
+                match self.expr(snap, frame, snapshot)? {
+                    Value::Snapshot(other) => self.member(&other, *member, span),
+                    other => Err(internal(
+                        span,
+                        format!("member read on {}", other.kind_name()),
+                    )),
+                }
+            }
         }
     }
 
-    fn exprs(&mut self, snap: &Snapshot, frame: &mut [Value], es: &'m [Expr]) -> RtResult<Vec<Value>> {
+    fn exprs(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        es: &'m [Expr],
+    ) -> RtResult<Vec<Value>> {
         es.iter().map(|e| self.expr(snap, frame, e)).collect()
     }
 
     /// Evaluates guards left to right; false at the first that fails.
-    pub(crate) fn guards(&mut self, snap: &Snapshot, frame: &mut [Value], guards: &'m [Guard]) -> RtResult<bool> {
+    pub(crate) fn guards(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        guards: &'m [Guard],
+    ) -> RtResult<bool> {
         for guard in guards {
             let holds = match guard {
                 Guard::Cond(cond) => expect_bool(self.expr(snap, frame, cond)?, cond.span)?,
@@ -275,7 +372,12 @@ impl<'m> Eval<'m> {
     }
 
     /// The value of a computed value in `snap`, memoised with its dependencies.
-    pub(crate) fn computed(&mut self, snap: &Snapshot, id: ComputedId, span: SrcSpan) -> RtResult<Value> {
+    pub(crate) fn computed(
+        &mut self,
+        snap: &Snapshot,
+        id: ComputedId,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         if let Some(memo) = snap.memo(id.index()) {
             let (value, deps) = (memo.value.clone(), memo.deps.clone());
             if let Some(top) = self.deps.last_mut() {
@@ -289,32 +391,54 @@ impl<'m> Eval<'m> {
             .computed
             .get(id.index())
             .ok_or_else(|| internal(span, "unknown computed value"))?;
-        let mut frame = Self::frame(def.body.frame.locals.len());
+        let mut frame = self.take(def.body.frame.locals.len());
         self.deps.push(DepSet::default());
         let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
         let deps = self.deps.pop().unwrap_or_default();
         let value = result?;
         if let Some(top) = self.deps.last_mut() {
             top.union(&deps);
         }
-        snap.set_memo(id.index(), Memo { value: value.clone(), deps: Arc::new(deps) });
+        snap.set_memo(
+            id.index(),
+            Memo {
+                value: value.clone(),
+                deps: Arc::new(deps),
+            },
+        );
         Ok(value)
     }
 
     fn query(&mut self, name: &str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
         self.dep(self.m.game_dep());
         self.game.query(name, args).map_err(|message| {
-            RuntimeError::new(ErrorCode::Native, span, format!("game query `game.{name}` failed: {message}"))
+            RuntimeError::new(
+                ErrorCode::Native,
+                span,
+                format!("game query `game.{name}` failed: {message}"),
+            )
         })
     }
 
-    fn call_fn(&mut self, snap: &Snapshot, func: FnId, args: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
-        let def = self.m.program.fns.get(func.index()).ok_or_else(|| internal(span, "unknown fn"))?;
-        let mut frame = Self::frame(def.body.frame.locals.len().max(args.len()));
-        for (slot, arg) in frame.iter_mut().zip(args) {
-            *slot = arg;
-        }
-        self.expr(snap, &mut frame, &def.body.expr)
+    fn call_fn(
+        &mut self,
+        snap: &Snapshot,
+        func: FnId,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let def = self
+            .m
+            .program
+            .fns
+            .get(func.index())
+            .ok_or_else(|| internal(span, "unknown fn"))?;
+        let mut frame = self.take(def.body.frame.locals.len().max(args.len()));
+        frame[..args.len()].clone_from_slice(args);
+        let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
+        result
     }
 
     fn builtin(
@@ -340,9 +464,31 @@ impl<'m> Eval<'m> {
         args: &'m [Expr],
         span: SrcSpan,
     ) -> RtResult<Value> {
-        let args = self.exprs(snap, frame, args)?;
+        let mut values = self.take(0);
+        for arg in args {
+            match self.expr(snap, frame, arg) {
+                Ok(v) => values.push(v),
+                Err(e) => {
+                    self.give(values);
+                    return Err(e);
+                }
+            }
+        }
+        let result = self.call_builtin(snap, frame, name, &values, span);
+        self.give(values);
+        result
+    }
+
+    fn call_builtin(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         if let Some(method) = name.strip_prefix("Preview.") {
-            return self.preview_method(snap, frame, method, &args, span);
+            return self.preview_method(snap, frame, method, args, span);
         }
         let native = self.m.natives.get(name).cloned().ok_or_else(|| {
             RuntimeError::new(
@@ -351,8 +497,12 @@ impl<'m> Eval<'m> {
                 format!("no native implementation of the builtin `{name}` is registered"),
             )
         })?;
-        let mut ctx = CallCtx { ev: self, snap, frame };
-        native(&mut ctx, &args).map_err(|e| match e {
+        let mut ctx = CallCtx {
+            ev: self,
+            snap,
+            frame,
+        };
+        native(&mut ctx, args).map_err(|e| match e {
             NativeError::Failed(kind, message) => {
                 RuntimeError::new(kind, span, format!("`{name}`: {message}"))
             }
@@ -361,7 +511,13 @@ impl<'m> Eval<'m> {
     }
 
     /// Calls a closure value with arguments.
-    fn call_closure(&mut self, snap: &Snapshot, frame: &mut [Value], closure: &Value, args: &[Value]) -> RtResult<Value> {
+    fn call_closure(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        closure: &Value,
+        args: &[Value],
+    ) -> RtResult<Value> {
         let def = match closure {
             Value::Closure(i) => self.closures.get(*i as usize).copied(),
             _ => None,
@@ -375,8 +531,11 @@ impl<'m> Eval<'m> {
                 }
                 self.expr(snap, frame, body)
             }
-            Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args.to_vec(), SrcSpan::default()),
-            None => Err(internal(SrcSpan::default(), "a closure was called after its call ended")),
+            Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
+            None => Err(internal(
+                SrcSpan::default(),
+                "a closure was called after its call ended",
+            )),
         }
     }
 
@@ -395,7 +554,9 @@ impl<'m> Eval<'m> {
         };
         let result = match method {
             "expect" | "prob" => {
-                let f = args.get(1).ok_or_else(|| internal(span, "missing closure"))?;
+                let f = args
+                    .get(1)
+                    .ok_or_else(|| internal(span, "missing closure"))?;
                 let mut total = 0.0;
                 for (weight, branch) in &preview.branches {
                     // Reading a successor snapshot is part of the preview: a `sim.next` reached
@@ -408,14 +569,25 @@ impl<'m> Eval<'m> {
                         * if method == "prob" {
                             if expect_bool(v, span)? { 1.0 } else { 0.0 }
                         } else {
-                            v.as_f64().ok_or_else(|| internal(span, "expect of a non-number"))?
+                            v.as_f64()
+                                .ok_or_else(|| internal(span, "expect of a non-number"))?
                         };
                 }
                 ops::finite(total, span, method)?
             }
-            "branches" => Value::list(preview.branches.iter().map(|(_, s)| Value::Snapshot(s.clone())).collect()),
+            "branches" => Value::list(
+                preview
+                    .branches
+                    .iter()
+                    .map(|(_, s)| Value::Snapshot(s.clone()))
+                    .collect(),
+            ),
             "weights" => Value::list(
-                preview.branches.iter().map(|(w, _)| ops::finite(*w, span, "weights")).collect::<RtResult<_>>()?,
+                preview
+                    .branches
+                    .iter()
+                    .map(|(w, _)| ops::finite(*w, span, "weights"))
+                    .collect::<RtResult<_>>()?,
             ),
             other => {
                 return Err(RuntimeError::new(
@@ -444,7 +616,13 @@ impl<'m> Eval<'m> {
 
     /// `sim.next(action(args))`: runs the action on a copy of `snap`, expands the branches of the
     /// models of its effects and runs the observation handlers on each branch.
-    fn sim_next(&mut self, snap: &Snapshot, action: ActionId, args: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
+    fn sim_next(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         if self.in_preview {
             return Err(RuntimeError::new(
                 ErrorCode::NestedPreview,
@@ -458,7 +636,13 @@ impl<'m> Eval<'m> {
         result
     }
 
-    fn sim_next_inner(&mut self, snap: &Snapshot, action: ActionId, args: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
+    fn sim_next_inner(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         let name: Arc<str> = Arc::from(self.m.action_name(action));
         let mut copy = snap.clone();
         let step = self.step(&mut copy, action, args.clone(), span)?;
@@ -466,7 +650,9 @@ impl<'m> Eval<'m> {
         if let Ok(log) = step {
             branches.push((1.0, copy));
             for (effect, _) in &log.effects {
-                let Some(model) = self.m.model(&effect.name) else { continue };
+                let Some(model) = self.m.model(&effect.name) else {
+                    continue;
+                };
                 let mut next = Vec::new();
                 for (weight, state) in branches {
                     let mut frame = Self::frame(model.frame.locals.len().max(effect.args.len()));
@@ -481,7 +667,9 @@ impl<'m> Eval<'m> {
                         let p = match &branch.probability {
                             Some(p) => {
                                 let v = self.expr(&state, &mut frame, p)?;
-                                let p = v.as_f64().ok_or_else(|| internal(branch.span, "probability"))?;
+                                let p = v
+                                    .as_f64()
+                                    .ok_or_else(|| internal(branch.span, "probability"))?;
                                 if !(0.0..=1.0).contains(&p) || sum + p > 1.0 + 1e-9 {
                                     return Err(RuntimeError::new(
                                         ErrorCode::BadModel,
@@ -503,7 +691,12 @@ impl<'m> Eval<'m> {
                         }
                         let obs_args = self.exprs(&state, &mut frame, &branch.args)?;
                         let mut successor = state.clone();
-                        self.observe(&mut successor, &branch.observation, &obs_args, &mut StepLog::default())?;
+                        self.observe(
+                            &mut successor,
+                            &branch.observation,
+                            &obs_args,
+                            &mut StepLog::default(),
+                        )?;
                         next.push((weight * p, successor));
                     }
                 }
@@ -513,15 +706,28 @@ impl<'m> Eval<'m> {
         Ok(Value::Preview(Arc::new(Preview {
             action: name,
             args,
-            branches: branches.into_iter().map(|(w, s)| (w, Arc::new(s))).collect(),
+            branches: branches
+                .into_iter()
+                .map(|(w, s)| (w, Arc::new(s)))
+                .collect(),
         })))
     }
 
     /// Runs every enabled handler of an observation, bottom-up.
-    pub(crate) fn observe(&mut self, snap: &mut Snapshot, name: &str, args: &[Value], log: &mut StepLog) -> RtResult<()> {
+    pub(crate) fn observe(
+        &mut self,
+        snap: &mut Snapshot,
+        name: &str,
+        args: &[Value],
+        log: &mut StepLog,
+    ) -> RtResult<()> {
         let m = self.m;
         for &layer in &m.order {
-            for handler in m.program.layers[layer.index()].handlers.iter().filter(|h| h.observation == name) {
+            for handler in m.program.layers[layer.index()]
+                .handlers
+                .iter()
+                .filter(|h| h.observation == name)
+            {
                 let mut frame = Self::frame(handler.frame.locals.len().max(args.len()));
                 for (slot, arg) in frame.iter_mut().zip(args) {
                     *slot = arg.clone();
@@ -533,9 +739,16 @@ impl<'m> Eval<'m> {
     }
 
     /// Whether an action is available with these arguments.
-    pub(crate) fn available(&mut self, snap: &Snapshot, action: ActionId, args: &[Value]) -> RtResult<bool> {
+    pub(crate) fn available(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: &[Value],
+    ) -> RtResult<bool> {
         let def = &self.m.program.actions[action.index()];
-        let Some(cond) = &def.available else { return Ok(true) };
+        let Some(cond) = &def.available else {
+            return Ok(true);
+        };
         let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
         for (slot, arg) in frame.iter_mut().zip(args) {
             *slot = arg.clone();
@@ -556,28 +769,40 @@ impl<'m> Eval<'m> {
         span: SrcSpan,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
         let m = self.m;
-        let def = m.program.actions.get(action.index()).ok_or_else(|| internal(span, "unknown action"))?;
+        let def = m
+            .program
+            .actions
+            .get(action.index())
+            .ok_or_else(|| internal(span, "unknown action"))?;
         let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
         for (slot, arg) in frame.iter_mut().zip(args) {
             *slot = arg;
         }
-        if let Some(cond) = &def.available {
-            if !expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)? {
-                return Ok(Err(RuntimeError::new(
-                    ErrorCode::Unavailable,
-                    cond.span,
-                    format!("action `{}` is not available: its `available when` is false", def.name),
-                )));
-            }
+        if let Some(cond) = &def.available
+            && !expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)?
+        {
+            return Ok(Err(RuntimeError::new(
+                ErrorCode::Unavailable,
+                cond.span,
+                format!(
+                    "action `{}` is not available: its `available when` is false",
+                    def.name
+                ),
+            )));
         }
         for req in &def.requires {
             if !expect_bool(self.expr(snap, &mut frame, &req.cond)?, req.cond.span)? {
                 let error = m.program.errors.get(req.error.index());
-                let (code, message) = error.map_or(("?", "no message"), |e| (e.code.as_str(), e.message.as_str()));
+                let (code, message) = error.map_or(("?", "no message"), |e| {
+                    (e.code.as_str(), e.message.as_str())
+                });
                 return Ok(Err(RuntimeError::new(
                     ErrorCode::RequiresFailed,
                     req.span,
-                    format!("action `{}` failed with {code}: {message}; no patch of it applied", def.name),
+                    format!(
+                        "action `{}` failed with {code}: {message}; no patch of it applied",
+                        def.name
+                    ),
                 )
                 .with_declared(code)));
             }
@@ -631,7 +856,13 @@ impl<'m> Eval<'m> {
                 }
                 StmtKind::Emit { effect, args } => {
                     let args = self.exprs(snap, frame, args)?;
-                    log.effects.push((Effect { name: Arc::from(effect.as_str()), args }, stmt.span));
+                    log.effects.push((
+                        Effect {
+                            name: Arc::from(effect.as_str()),
+                            args,
+                        },
+                        stmt.span,
+                    ));
                 }
                 StmtKind::Revise { tunable, op, value } => {
                     let v = self.expr(snap, frame, value)?;
@@ -644,24 +875,38 @@ impl<'m> Eval<'m> {
                         def.layer.map(|l| self.m.layer_name(l)).unwrap_or_default(),
                         def.name
                     );
-                    if let Some(range) = &def.range {
-                        if !ops::in_range(&new, range) {
-                            return Err(RuntimeError::new(
-                                ErrorCode::TunableOutOfRange,
-                                stmt.span,
-                                format!(
-                                    "this revision would set `{name}` to {new}, outside its declared \
+                    if let Some(range) = &def.range
+                        && !ops::in_range(&new, range)
+                    {
+                        return Err(RuntimeError::new(
+                            ErrorCode::TunableOutOfRange,
+                            stmt.span,
+                            format!(
+                                "this revision would set `{name}` to {new}, outside its declared \
                                      range {}; nothing of the revise block applied",
-                                    ops::range_text(range)
-                                ),
-                            ));
-                        }
+                                ops::range_text(range)
+                            ),
+                        ));
                     }
                     snap.set_tunable(t, new.clone(), self.m.tunable_dep(t));
-                    log.changes.push(Change::Revision { layer, tunable: name, old, new, span: stmt.span });
+                    log.changes.push(Change::Revision {
+                        layer,
+                        tunable: name,
+                        old,
+                        new,
+                        span: stmt.span,
+                    });
                 }
-                StmtKind::If { guards, then, otherwise } => {
-                    let branch = if self.guards(snap, frame, guards)? { then } else { otherwise };
+                StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
+                    let branch = if self.guards(snap, frame, guards)? {
+                        then
+                    } else {
+                        otherwise
+                    };
                     self.stmts(snap, frame, branch, layer, log)?;
                 }
             }
@@ -677,14 +922,23 @@ enum Key {
 }
 
 /// The value `old` with the place under `keys` combined with `v`.
-fn update(old: Value, keys: &[Key], op: harness_compiler::ir::AssignOp, v: Value, span: SrcSpan) -> RtResult<Value> {
+fn update(
+    old: Value,
+    keys: &[Key],
+    op: harness_compiler::ir::AssignOp,
+    v: Value,
+    span: SrcSpan,
+) -> RtResult<Value> {
     let Some((key, rest)) = keys.split_first() else {
         return ops::assign(op, old, v, span);
     };
     match (old, key) {
         (Value::Record(mut record), Key::Field(i)) => {
             let r = Arc::make_mut(&mut record);
-            let slot = r.values.get_mut(*i).ok_or_else(|| internal(span, "record field out of range"))?;
+            let slot = r
+                .values
+                .get_mut(*i)
+                .ok_or_else(|| internal(span, "record field out of range"))?;
             *slot = update(std::mem::replace(slot, Value::Unit), rest, op, v, span)?;
             Ok(Value::Record(record))
         }
@@ -692,7 +946,13 @@ fn update(old: Value, keys: &[Key], op: harness_compiler::ir::AssignOp, v: Value
             let len = items.len();
             let i = list_index(index, len, span)?;
             let list = Arc::make_mut(&mut items);
-            list[i] = update(std::mem::replace(&mut list[i], Value::Unit), rest, op, v, span)?;
+            list[i] = update(
+                std::mem::replace(&mut list[i], Value::Unit),
+                rest,
+                op,
+                v,
+                span,
+            )?;
             Ok(Value::List(items))
         }
         (Value::Map(mut map), Key::Index(k)) => {
@@ -714,7 +974,10 @@ fn update(old: Value, keys: &[Key], op: harness_compiler::ir::AssignOp, v: Value
             }
             Ok(Value::Map(map))
         }
-        (other, _) => Err(internal(span, format!("cannot patch inside {}", other.kind_name()))),
+        (other, _) => Err(internal(
+            span,
+            format!("cannot patch inside {}", other.kind_name()),
+        )),
     }
 }
 
@@ -726,7 +989,10 @@ fn list_index(index: &Value, len: usize, span: SrcSpan) -> RtResult<usize> {
             span,
             format!("index {i} is out of range for a list of length {len}"),
         )),
-        other => Err(internal(span, format!("list indexed by {}", other.kind_name()))),
+        other => Err(internal(
+            span,
+            format!("list indexed by {}", other.kind_name()),
+        )),
     }
 }
 
@@ -734,14 +1000,24 @@ fn index_value(base: &Value, index: &Value, span: SrcSpan) -> RtResult<Value> {
     match base {
         Value::List(items) => Ok(items[list_index(index, items.len(), span)?].clone()),
         Value::Map(map) => map.get(index).cloned().ok_or_else(|| {
-            RuntimeError::new(ErrorCode::IndexOutOfRange, span, format!("the map has no key {index}"))
+            RuntimeError::new(
+                ErrorCode::IndexOutOfRange,
+                span,
+                format!("the map has no key {index}"),
+            )
         }),
-        other => Err(internal(span, format!("indexing into {}", other.kind_name()))),
+        other => Err(internal(
+            span,
+            format!("indexing into {}", other.kind_name()),
+        )),
     }
 }
 
 fn local(frame: &[Value], id: LocalId, span: SrcSpan) -> RtResult<Value> {
-    frame.get(id.index()).cloned().ok_or_else(|| internal(span, "local out of frame"))
+    frame
+        .get(id.index())
+        .cloned()
+        .ok_or_else(|| internal(span, "local out of frame"))
 }
 
 /// Matches `v` against `pattern`, binding its names in `frame`.
@@ -749,7 +1025,9 @@ fn bind(pattern: &Pattern, v: &Value, frame: &mut [Value]) -> RtResult<bool> {
     Ok(match (&pattern.kind, v) {
         (PatternKind::Wildcard, _) => true,
         (PatternKind::Bind(id), _) => {
-            let slot = frame.get_mut(id.index()).ok_or_else(|| internal(pattern.span, "local out of frame"))?;
+            let slot = frame
+                .get_mut(id.index())
+                .ok_or_else(|| internal(pattern.span, "local out of frame"))?;
             *slot = v.clone();
             true
         }
@@ -759,7 +1037,11 @@ fn bind(pattern: &Pattern, v: &Value, frame: &mut [Value]) -> RtResult<bool> {
         (PatternKind::None, Value::Option(x)) => x.is_none(),
         (PatternKind::None, _) => false,
         (PatternKind::Variant { index, payload, .. }, Value::Variant(variant)) => {
-            let VariantValue { index: actual, payload: values, .. } = variant.as_ref();
+            let VariantValue {
+                index: actual,
+                payload: values,
+                ..
+            } = variant.as_ref();
             if actual != index {
                 return Ok(false);
             }

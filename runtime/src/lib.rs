@@ -55,7 +55,7 @@ pub fn signatures() -> harness_compiler::signatures::SignatureSet {
 
 pub use episode::{Agent, Decision, EndReason, EpisodeResult, run_episode};
 pub use error::{ErrorCode, RtResult, RuntimeError};
-pub use event::{Event, EventKind, EventSink, Phase, to_json_lines};
+pub use event::{Event, EventKind, Phase, to_json_lines};
 pub use game::{Effect, Game, GameKind, Observation};
 pub use machine::{Limits, Machine, Switches};
 pub use native::{NativeCtx, NativeError, NativeFn, Natives};

@@ -38,7 +38,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { steps_per_turn: 50_000_000, max_turns: 10_000 }
+        Self {
+            steps_per_turn: 50_000_000,
+            max_turns: 10_000,
+        }
     }
 }
 
@@ -55,6 +58,8 @@ pub struct Machine {
     pub(crate) budget: u64,
     pub(crate) limits: Limits,
     enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
+    /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
+    unit_variants: Vec<Vec<Value>>,
     models: BTreeMap<String, (LayerId, usize)>,
 }
 
@@ -64,7 +69,9 @@ struct NoGame;
 
 impl Game for NoGame {
     fn query(&self, name: &str, _: &[Value]) -> Result<Value, String> {
-        Err(format!("`game.{name}` cannot be read before the episode starts"))
+        Err(format!(
+            "`game.{name}` cannot be read before the episode starts"
+        ))
     }
     fn view_version(&self) -> u64 {
         0
@@ -91,15 +98,27 @@ impl Machine {
     /// Prepares `program` with `natives` (builtins, the game's queries and opaque methods) and
     /// the layer switches. Fails when a switch names an unknown layer or parameter, a `--set`
     /// value does not parse or lies outside its range, or a default cannot be evaluated.
-    pub fn new(program: Arc<Program>, natives: Natives, switches: &Switches, limits: Limits) -> RtResult<Machine> {
+    pub fn new(
+        program: Arc<Program>,
+        natives: Natives,
+        switches: &Switches,
+        limits: Limits,
+    ) -> RtResult<Machine> {
         let layer_index = |name: &str| {
-            program.layers.iter().position(|l| l.name == name).ok_or_else(|| {
-                let known: Vec<_> = program.layers.iter().map(|l| l.name.as_str()).collect();
-                switch_error(
-                    SrcSpan::default(),
-                    format!("there is no layer `{name}`; the layers are {}", known.join(", ")),
-                )
-            })
+            program
+                .layers
+                .iter()
+                .position(|l| l.name == name)
+                .ok_or_else(|| {
+                    let known: Vec<_> = program.layers.iter().map(|l| l.name.as_str()).collect();
+                    switch_error(
+                        SrcSpan::default(),
+                        format!(
+                            "there is no layer `{name}`; the layers are {}",
+                            known.join(", ")
+                        ),
+                    )
+                })
         };
         let mut enabled = vec![switches.layers.is_none(); program.layers.len()];
         for name in switches.layers.iter().flatten() {
@@ -115,8 +134,10 @@ impl Machine {
                 enabled[i] = false;
             }
         }
-        let order: Vec<LayerId> =
-            (0..program.layers.len()).filter(|&i| enabled[i]).map(|i| LayerId(i as u32)).collect();
+        let order: Vec<LayerId> = (0..program.layers.len())
+            .filter(|&i| enabled[i])
+            .map(|i| LayerId(i as u32))
+            .collect();
         if order.is_empty() && !program.layers.is_empty() {
             return Err(switch_error(
                 SrcSpan::default(),
@@ -131,12 +152,38 @@ impl Machine {
                 models.insert(model.effect.clone(), (layer, i));
             }
         }
-        let enums = program
+        let enums: Vec<(Arc<str>, Vec<Arc<str>>)> = program
             .enums
             .iter()
-            .map(|e| (Arc::from(e.name.as_str()), e.variants.iter().map(|(v, _)| Arc::from(v.as_str())).collect()))
+            .map(|e| {
+                (
+                    Arc::from(e.name.as_str()),
+                    e.variants
+                        .iter()
+                        .map(|(v, _)| Arc::from(v.as_str()))
+                        .collect(),
+                )
+            })
+            .collect();
+        let unit_variants = enums
+            .iter()
+            .map(|(enum_name, variants)| {
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(index, name)| {
+                        Value::Variant(Arc::new(VariantValue {
+                            enum_name: enum_name.clone(),
+                            index: index as u32,
+                            name: name.clone(),
+                            payload: Vec::new(),
+                        }))
+                    })
+                    .collect()
+            })
             .collect();
         let mut machine = Machine {
+            unit_variants,
             program: program.clone(),
             natives,
             enabled,
@@ -160,7 +207,11 @@ impl Machine {
         }
         let mut settings: BTreeMap<&str, &str> = BTreeMap::new();
         for (name, value) in &switches.set {
-            let known = program.config.iter().chain(&program.tunables).any(|p| &p.name == name);
+            let known = program
+                .config
+                .iter()
+                .chain(&program.tunables)
+                .any(|p| &p.name == name);
             if !known {
                 return Err(switch_error(
                     SrcSpan::default(),
@@ -174,20 +225,34 @@ impl Machine {
             for def in params.iter() {
                 let value = match settings.get(def.name.as_str()) {
                     Some(text) => machine.parse_setting(&def.ty, text).ok_or_else(|| {
-                        switch_error(def.span, format!("`--set {}={text}`: not a value of type {}", def.name, def.ty))
+                        switch_error(
+                            def.span,
+                            format!(
+                                "`--set {}={text}`: not a value of type {}",
+                                def.name, def.ty
+                            ),
+                        )
                     })?,
                     None => {
                         let mut frame = Eval::frame(def.default.frame.locals.len());
-                        Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(&empty, &mut frame, &def.default.expr)?
+                        Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
+                            &empty,
+                            &mut frame,
+                            &def.default.expr,
+                        )?
                     }
                 };
-                if let Some(range) = &def.range {
-                    if !ops::in_range(&value, range) {
-                        return Err(switch_error(
-                            def.span,
-                            format!("`{}` = {value} lies outside its range {}", def.name, ops::range_text(range)),
-                        ));
-                    }
+                if let Some(range) = &def.range
+                    && !ops::in_range(&value, range)
+                {
+                    return Err(switch_error(
+                        def.span,
+                        format!(
+                            "`{}` = {value} lies outside its range {}",
+                            def.name,
+                            ops::range_text(range)
+                        ),
+                    ));
                 }
                 values.push(value);
             }
@@ -210,8 +275,17 @@ impl Machine {
             Ty::Enum(name) => {
                 let e = self.program.enums.iter().position(|e| *e.name == **name)?;
                 let variant = text.rsplit('.').next()?;
-                let index = self.program.enums[e].variants.iter().position(|(v, p)| v == variant && p.is_empty())?;
-                self.variant(EnumId(e as u32), index as u32, Vec::new(), SrcSpan::default()).ok()
+                let index = self.program.enums[e]
+                    .variants
+                    .iter()
+                    .position(|(v, p)| v == variant && p.is_empty())?;
+                self.variant(
+                    EnumId(e as u32),
+                    index as u32,
+                    Vec::new(),
+                    SrcSpan::default(),
+                )
+                .ok()
             }
             _ => None,
         }
@@ -234,7 +308,12 @@ impl Machine {
 
     /// The values of the config parameters, by name, after `--set`.
     pub fn config_values(&self) -> BTreeMap<String, Value> {
-        self.program.config.iter().map(|p| p.name.clone()).zip(self.config.iter().cloned()).collect()
+        self.program
+            .config
+            .iter()
+            .map(|p| p.name.clone())
+            .zip(self.config.iter().cloned())
+            .collect()
     }
 
     /// The limits.
@@ -243,11 +322,18 @@ impl Machine {
     }
 
     pub(crate) fn layer_name(&self, layer: LayerId) -> String {
-        self.program.layers.get(layer.index()).map(|l| l.name.clone()).unwrap_or_default()
+        self.program
+            .layers
+            .get(layer.index())
+            .map(|l| l.name.clone())
+            .unwrap_or_default()
     }
 
     pub(crate) fn action_name(&self, action: ActionId) -> &str {
-        self.program.actions.get(action.index()).map_or("?", |a| a.name.as_str())
+        self.program
+            .actions
+            .get(action.index())
+            .map_or("?", |a| a.name.as_str())
     }
 
     /// The model of `effect` in the highest enabled layer that declares one.
@@ -271,15 +357,32 @@ impl Machine {
         self.program.state.len() + self.program.tunables.len()
     }
 
-    pub(crate) fn variant(&self, enum_id: EnumId, index: u32, payload: Vec<Value>, span: SrcSpan) -> RtResult<Value> {
-        let (enum_name, variants) = self
-            .enums
-            .get(enum_id.index())
-            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum"))?;
-        let name = variants
-            .get(index as usize)
-            .cloned()
-            .ok_or_else(|| RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant"))?;
-        Ok(Value::Variant(Arc::new(VariantValue { enum_name: enum_name.clone(), index, name, payload })))
+    pub(crate) fn variant(
+        &self,
+        enum_id: EnumId,
+        index: u32,
+        payload: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        if payload.is_empty()
+            && let Some(v) = self
+                .unit_variants
+                .get(enum_id.index())
+                .and_then(|vs| vs.get(index as usize))
+        {
+            return Ok(v.clone());
+        }
+        let (enum_name, variants) = self.enums.get(enum_id.index()).ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum")
+        })?;
+        let name = variants.get(index as usize).cloned().ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant")
+        })?;
+        Ok(Value::Variant(Arc::new(VariantValue {
+            enum_name: enum_name.clone(),
+            index,
+            name,
+            payload,
+        })))
     }
 }

@@ -47,11 +47,20 @@ pub fn literal(lit: &Literal, span: SrcSpan) -> RtResult<Value> {
 pub fn unary(op: UnaryOp, v: Value, span: SrcSpan) -> RtResult<Value> {
     match (op, &v) {
         (UnaryOp::Neg, Value::Int(i)) => i.checked_neg().map(Value::Int).ok_or_else(|| {
-            RuntimeError::new(ErrorCode::Overflow, span, format!("negating {i} overflows Int"))
+            RuntimeError::new(
+                ErrorCode::Overflow,
+                span,
+                format!("negating {i} overflows Int"),
+            )
         }),
         (UnaryOp::Neg, Value::Float(f)) => finite(-f.get(), span, "-"),
         (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
-        _ => Err(internal(span, if op == UnaryOp::Neg { "-" } else { "not" }, &v, &Value::Unit)),
+        _ => Err(internal(
+            span,
+            if op == UnaryOp::Neg { "-" } else { "not" },
+            &v,
+            &Value::Unit,
+        )),
     }
 }
 
@@ -106,7 +115,11 @@ fn arith(op: BinaryOp, a: Value, b: Value, span: SrcSpan) -> RtResult<Value> {
                 _ => x.checked_rem(y),
             };
             r.map(Value::Int).ok_or_else(|| {
-                RuntimeError::new(ErrorCode::Overflow, span, format!("`{x} {sym} {y}` overflows Int"))
+                RuntimeError::new(
+                    ErrorCode::Overflow,
+                    span,
+                    format!("`{x} {sym} {y}` overflows Int"),
+                )
             })
         }
         (Value::Float(x), Value::Float(y)) => {
@@ -193,14 +206,23 @@ pub fn range_text(range: &Range) -> String {
         Literal::Bool(b) => b.to_string(),
         Literal::String(s) => format!("{s:?}"),
     };
-    format!("{}..{}{}", lit(&range.lo), if range.inclusive { "=" } else { "" }, lit(&range.hi))
+    format!(
+        "{}..{}{}",
+        lit(&range.lo),
+        if range.inclusive { "=" } else { "" },
+        lit(&range.hi)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const S: SrcSpan = SrcSpan { file: 0, start: 1, end: 2 };
+    const S: SrcSpan = SrcSpan {
+        file: 0,
+        start: 1,
+        end: 2,
+    };
 
     #[test]
     fn arithmetic_without_a_value_is_a_located_error() {

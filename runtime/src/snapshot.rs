@@ -36,7 +36,9 @@ impl DepSet {
 
     /// True when `i` is in the set.
     pub fn contains(&self, i: usize) -> bool {
-        self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Adds every dependency of `other`.

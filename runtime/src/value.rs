@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-use serde::ser::{SerializeMap, SerializeSeq};
 use harness_compiler::types::RecordTy;
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
 use crate::snapshot::{Preview, Snapshot};
@@ -26,7 +26,11 @@ pub struct Float(f64);
 impl Float {
     /// Wraps `x` when it is finite; `-0.0` is stored as `0.0` so that equal values compare equal.
     pub fn new(x: f64) -> Option<Float> {
-        if x.is_finite() { Some(Float(if x == 0.0 { 0.0 } else { x })) } else { None }
+        if x.is_finite() {
+            Some(Float(if x == 0.0 { 0.0 } else { x }))
+        } else {
+            None
+        }
     }
 
     /// The wrapped number.
@@ -113,7 +117,11 @@ impl PartialOrd for RecordValue {
 impl Ord for RecordValue {
     fn cmp(&self, other: &Self) -> Ordering {
         self.values.cmp(&other.values).then_with(|| {
-            if Arc::ptr_eq(&self.ty, &other.ty) { Ordering::Equal } else { self.ty.cmp(&other.ty) }
+            if Arc::ptr_eq(&self.ty, &other.ty) {
+                Ordering::Equal
+            } else {
+                self.ty.cmp(&other.ty)
+            }
         })
     }
 }
@@ -308,6 +316,8 @@ impl Ord for Value {
             (Value::Set(a), Value::Set(b)) => a.cmp(b),
             (Value::Map(a), Value::Map(b)) => a.cmp(b),
             (Value::Record(a), Value::Record(b)) => a.cmp(b),
+            // Unit variants are shared, so the pointer test settles most comparisons.
+            (Value::Variant(a), Value::Variant(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
             (Value::Variant(a), Value::Variant(b)) => a.cmp(b),
             (Value::Opaque(a), Value::Opaque(b)) => a
                 .type_name()
@@ -369,7 +379,10 @@ impl Serialize for Value {
             Value::Preview(p) => {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("action", &*p.action)?;
-                m.serialize_entry("weights", &p.branches.iter().map(|b| b.0).collect::<Vec<_>>())?;
+                m.serialize_entry(
+                    "weights",
+                    &p.branches.iter().map(|b| b.0).collect::<Vec<_>>(),
+                )?;
                 m.end()
             }
         }
@@ -379,7 +392,10 @@ impl Serialize for Value {
 /// Values display in the harness language's own notation, for readable run reports.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn seq(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = impl fmt::Display>) -> fmt::Result {
+        fn seq(
+            f: &mut fmt::Formatter<'_>,
+            items: impl Iterator<Item = impl fmt::Display>,
+        ) -> fmt::Result {
             for (i, item) in items.enumerate() {
                 if i > 0 {
                     f.write_str(", ")?;
@@ -413,7 +429,13 @@ impl fmt::Display for Value {
             }
             Value::Record(r) => {
                 write!(f, "{} {{ ", r.type_name())?;
-                seq(f, r.ty.fields.iter().zip(&r.values).map(|((k, _), v)| format!("{k}: {v}")))?;
+                seq(
+                    f,
+                    r.ty.fields
+                        .iter()
+                        .zip(&r.values)
+                        .map(|((k, _), v)| format!("{k}: {v}")),
+                )?;
                 f.write_str(" }")
             }
             Value::Variant(v) => {
@@ -428,7 +450,12 @@ impl fmt::Display for Value {
             Value::Opaque(o) => write!(f, "{}", o.to_json()),
             Value::Closure(_) => f.write_str("<closure>"),
             Value::Snapshot(_) => f.write_str("<snapshot>"),
-            Value::Preview(p) => write!(f, "<preview of {} with {} branches>", p.action, p.branches.len()),
+            Value::Preview(p) => write!(
+                f,
+                "<preview of {} with {} branches>",
+                p.action,
+                p.branches.len()
+            ),
         }
     }
 }
@@ -450,8 +477,11 @@ mod tests {
         let mut set = BTreeSet::new();
         set.insert(Value::Int(3));
         set.insert(Value::Int(1));
-        let map: BTreeMap<Value, Value> =
-            [(Value::str("b"), Value::Int(2)), (Value::str("a"), Value::Int(1))].into();
+        let map: BTreeMap<Value, Value> = [
+            (Value::str("b"), Value::Int(2)),
+            (Value::str("a"), Value::Int(1)),
+        ]
+        .into();
         let ty = RecordTy {
             name: Some("R".into()),
             fields: vec![("z".into(), Ty::Int), ("a".into(), Ty::Int)],
@@ -462,6 +492,9 @@ mod tests {
         }));
         let text = serde_json::to_string(&record).unwrap_or_default();
         assert_eq!(text, r#"{"z":[1,3],"a":[["a",1],["b",2]]}"#);
-        assert_eq!(record.to_string(), r#"R { z: {1, 3}, a: {"a": 1, "b": 2} }"#);
+        assert_eq!(
+            record.to_string(),
+            r#"R { z: {1, 3}, a: {"a": 1, "b": 2} }"#
+        );
     }
 }

@@ -5,6 +5,9 @@
 //! Run with `cargo bench -p harness-tests --bench interpreter`; the ratio of the two medians is
 //! the interpreter's overhead on this workload.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use harness_runtime::{Agent, GameKind, Limits, Machine, RngStreams, Switches};
 use harness_search::LineSearch;
@@ -20,17 +23,30 @@ fn likelihood(target: usize, cell: usize, dir: usize) -> f64 {
         std::cmp::Ordering::Equal => 1,
         std::cmp::Ordering::Greater => 2,
     };
-    if truth == dir { 1.0 - NOISE } else { NOISE / 2.0 }
+    if truth == dir {
+        1.0 - NOISE
+    } else {
+        NOISE / 2.0
+    }
 }
 
 fn predicted(weights: &[f64], cell: usize, dir: usize) -> f64 {
     let total: f64 = weights.iter().sum();
-    weights.iter().enumerate().map(|(t, w)| w * likelihood(t, cell, dir)).sum::<f64>() / total
+    weights
+        .iter()
+        .enumerate()
+        .map(|(t, w)| w * likelihood(t, cell, dir))
+        .sum::<f64>()
+        / total
 }
 
 fn entropy(weights: &[f64]) -> f64 {
     let total: f64 = weights.iter().sum();
-    weights.iter().map(|w| w / total).map(|p| if p > 0.0 { -(p * p.ln()) } else { 0.0 }).sum()
+    weights
+        .iter()
+        .map(|w| w / total)
+        .map(|p| if p > 0.0 { -(p * p.ln()) } else { 0.0 })
+        .sum()
 }
 
 /// The expected entropy drop of probing `cell`, with the same work as the harness: the three
@@ -40,10 +56,18 @@ fn info_gain(weights: &[f64], cell: usize) -> f64 {
     let mut expected = 0.0;
     let mut rest = 1.0;
     for dir in 0..3 {
-        let p = if dir < 2 { predicted(weights, cell, dir) } else { rest };
+        let p = if dir < 2 {
+            predicted(weights, cell, dir)
+        } else {
+            rest
+        };
         rest -= p;
         let _surprised = predicted(weights, cell, dir) < 0.1;
-        let next: Vec<f64> = weights.iter().enumerate().map(|(t, w)| w * likelihood(t, cell, dir)).collect();
+        let next: Vec<f64> = weights
+            .iter()
+            .enumerate()
+            .map(|(t, w)| w * likelihood(t, cell, dir))
+            .collect();
         expected += p * entropy(&next);
     }
     entropy(weights) - expected
@@ -63,20 +87,33 @@ fn decide_natively(weights: &[f64]) -> Option<usize> {
 }
 
 fn bench(c: &mut Criterion) {
-    let machine = Machine::new(search_ir::program(Variant::Example), natives(), &Switches::default(), Limits::default())
+    let machine = Machine::new(
+        search_ir::program(Variant::Example),
+        natives(),
+        &Switches::default(),
+        Limits::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let game = LineSearch
+        .start("n100-p20", &RngStreams::new(1))
         .unwrap_or_else(|e| panic!("{e}"));
-    let game = LineSearch.start("n100-p20", &RngStreams::new(1)).unwrap_or_else(|e| panic!("{e}"));
     let mut group = c.benchmark_group("decide_100_previews");
     group.sample_size(10);
     group.bench_function("interpreted", |b| {
         b.iter_batched(
             || Agent::start(&machine, game.as_ref()).unwrap_or_else(|e| panic!("{e}")),
-            |mut agent| agent.decide(game.as_ref()).unwrap_or_else(|e| panic!("{e}")),
+            |mut agent| {
+                agent
+                    .decide(game.as_ref())
+                    .unwrap_or_else(|e| panic!("{e}"))
+            },
             BatchSize::SmallInput,
         )
     });
     let weights = vec![1.0; CELLS];
-    group.bench_function("native_rust", |b| b.iter(|| decide_natively(std::hint::black_box(&weights))));
+    group.bench_function("native_rust", |b| {
+        b.iter(|| decide_natively(std::hint::black_box(&weights)))
+    });
     group.finish();
 }
 

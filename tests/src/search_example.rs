@@ -42,18 +42,25 @@ pub fn source(variant: Variant) -> String {
             "else fail OFF_LINE\n",
             "else fail OFF_LINE\n    requires game.probes_used < 2 else fail OFF_LINE\n",
         )],
-        Variant::DivisionByZero => {
-            &[("weights[best_cell] / total", "weights[best_cell] / (answers - answers).to_float()")]
-        }
+        Variant::DivisionByZero => &[(
+            "weights[best_cell] / total",
+            "weights[best_cell] / (answers - answers).to_float()",
+        )],
         Variant::ReviseLeavesRange => &[
             ("and noise_guess < 0.4 {", "{"),
-            ("revise belief.noise_guess += 0.05", "revise belief.noise_guess += 0.5"),
+            (
+                "revise belief.noise_guess += 0.05",
+                "revise belief.noise_guess += 0.5",
+            ),
         ],
         Variant::NoRuleMatches => &[("  decide {\n    guess(best_cell)\n  }\n", "")],
     };
     let mut text = SOURCE.to_string();
     for (from, to) in edits {
-        assert!(text.contains(from), "the example no longer contains `{from}`");
+        assert!(
+            text.contains(from),
+            "the example no longer contains `{from}`"
+        );
         text = text.replacen(from, to, 1);
     }
     text
@@ -61,7 +68,10 @@ pub fn source(variant: Variant) -> String {
 
 /// The text of `span` in a variant's source.
 pub fn text_at(variant: Variant, span: SrcSpan) -> String {
-    source(variant).get(span.start as usize..span.end as usize).unwrap_or_default().to_string()
+    source(variant)
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Everything the checker needs to know: the prelude, the runtime's preview methods and the
@@ -85,8 +95,13 @@ pub fn natives() -> Natives {
 pub fn program(variant: Variant) -> Arc<Program> {
     let mut workspace = Workspace::new(signatures());
     workspace.set_file(PATH, &source(variant));
-    workspace.program("examples.search").unwrap_or_else(|diagnostics| {
-        let list: Vec<String> = diagnostics.iter().map(|d| format!("{:?} {}", d.code, d.message)).collect();
-        panic!("{variant:?} does not check:\n{}", list.join("\n"))
-    })
+    workspace
+        .program("examples.search")
+        .unwrap_or_else(|diagnostics| {
+            let list: Vec<String> = diagnostics
+                .iter()
+                .map(|d| format!("{:?} {}", d.code, d.message))
+                .collect();
+            panic!("{variant:?} does not check:\n{}", list.join("\n"))
+        })
 }

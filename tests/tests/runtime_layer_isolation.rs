@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use harness_compiler::ir::*;
 use harness_compiler::types::Ty;
-use harness_runtime::{Agent, Effect, Game, Limits, Machine, Natives, Observation, RngStreams, Switches, Value};
+use harness_runtime::{
+    Agent, Effect, Game, Limits, Machine, Natives, Observation, RngStreams, Switches, Value,
+};
 use proptest::prelude::*;
 
 /// A game that sends one scripted `tick(v)` observation per call.
@@ -29,7 +31,14 @@ impl Game for Script {
         Ok(())
     }
     fn take_observations(&mut self) -> Vec<Observation> {
-        self.0.pop().map(|v| Observation { name: Arc::from("tick"), args: vec![Value::Int(v)] }).into_iter().collect()
+        self.0
+            .pop()
+            .map(|v| Observation {
+                name: Arc::from("tick"),
+                args: vec![Value::Int(v)],
+            })
+            .into_iter()
+            .collect()
     }
     fn is_over(&self) -> bool {
         self.0.is_empty()
@@ -40,7 +49,11 @@ impl Game for Script {
 }
 
 fn ex(kind: ExprKind) -> Expr {
-    Expr { kind, ty: Ty::Int, span: SrcSpan::default() }
+    Expr {
+        kind,
+        ty: Ty::Int,
+        span: SrcSpan::default(),
+    }
 }
 
 fn int(i: i64) -> Expr {
@@ -53,7 +66,15 @@ fn bin(op: BinaryOp, a: Expr, b: Expr) -> Expr {
 
 /// `(a * k + b + c) % 997`: bounded, so no generated program overflows.
 fn mix(a: Expr, k: i64, b: Expr, c: i64) -> Expr {
-    bin(BinaryOp::Rem, bin(BinaryOp::Add, bin(BinaryOp::Add, bin(BinaryOp::Mul, a, int(k)), b), int(c)), int(997))
+    bin(
+        BinaryOp::Rem,
+        bin(
+            BinaryOp::Add,
+            bin(BinaryOp::Add, bin(BinaryOp::Mul, a, int(k)), b),
+            int(c),
+        ),
+        int(997),
+    )
 }
 
 /// Generates a program from `seed`.
@@ -64,7 +85,10 @@ fn generate(seed: u64) -> Arc<Program> {
     let mut state = Vec::new();
     let mut computed: Vec<Computed> = Vec::new();
     for i in 0..n {
-        let needs: Vec<LayerId> = (0..i).filter(|_| rng.chance(0.6)).map(|j| LayerId(j as u32)).collect();
+        let needs: Vec<LayerId> = (0..i)
+            .filter(|_| rng.chance(0.6))
+            .map(|j| LayerId(j as u32))
+            .collect();
         let mut below: Vec<LayerId> = needs.clone();
         for need in &needs {
             below.extend(layers[need.index()].below.iter().copied());
@@ -76,11 +100,14 @@ fn generate(seed: u64) -> Arc<Program> {
             name: format!("s{i}"),
             layer: LayerId(i as u32),
             ty: Ty::Int,
-            init: Body { frame: Frame::default(), expr: int(rng.below(10) as i64) },
+            init: Body {
+                frame: Frame::default(),
+                expr: int(rng.below(10) as i64),
+            },
             span: SrcSpan::default(),
         });
         // Members this layer may read: its own slot and computed values, and those below it.
-        let mut readable = |rng: &mut harness_runtime::Stream, computed: &[Computed]| -> Expr {
+        let readable = |rng: &mut harness_runtime::Stream, computed: &[Computed]| -> Expr {
             let options: Vec<MemberRef> = visible
                 .iter()
                 .map(|&l| MemberRef::State(StateId(l as u32)))
@@ -92,7 +119,9 @@ fn generate(seed: u64) -> Arc<Program> {
                         .map(|(j, _)| MemberRef::Computed(ComputedId(j as u32))),
                 )
                 .collect();
-            ex(ExprKind::Member(options[rng.below(options.len() as u64) as usize]))
+            ex(ExprKind::Member(
+                options[rng.below(options.len() as u64) as usize],
+            ))
         };
         let mut own = Vec::new();
         for _ in 0..1 + rng.below(2) {
@@ -103,18 +132,46 @@ fn generate(seed: u64) -> Arc<Program> {
                 name: format!("c{}", computed.len()),
                 layer: LayerId(i as u32),
                 ty: Ty::Int,
-                body: Body { frame: Frame::default(), expr },
+                body: Body {
+                    frame: Frame::default(),
+                    expr,
+                },
                 span: SrcSpan::default(),
             });
         }
         let tick = ex(ExprKind::Local(LocalId(0)));
-        let value = mix(tick, 1 + rng.below(9) as i64, readable(&mut rng, &computed), rng.below(50) as i64);
-        let value = bin(BinaryOp::Rem, bin(BinaryOp::Add, value, ex(ExprKind::Member(MemberRef::State(StateId(i as u32))))), int(997));
+        let value = mix(
+            tick,
+            1 + rng.below(9) as i64,
+            readable(&mut rng, &computed),
+            rng.below(50) as i64,
+        );
+        let value = bin(
+            BinaryOp::Rem,
+            bin(
+                BinaryOp::Add,
+                value,
+                ex(ExprKind::Member(MemberRef::State(StateId(i as u32)))),
+            ),
+            int(997),
+        );
         let handler = Handler {
             observation: "tick".into(),
-            frame: Frame { locals: vec![Local { name: "v".into(), ty: Ty::Int }] },
+            frame: Frame {
+                locals: vec![Local {
+                    name: "v".into(),
+                    ty: Ty::Int,
+                }],
+            },
             body: vec![Stmt {
-                kind: StmtKind::Patch { place: Place { state: StateId(i as u32), path: vec![] }, op: AssignOp::Set, value },
+                kind: StmtKind::Patch {
+                    place: Place {
+                        state: StateId(i as u32),
+                        path: vec![],
+                    },
+                    op: AssignOp::Set,
+                    value,
+                },
                 span: SrcSpan::default(),
             }],
             span: SrcSpan::default(),
@@ -153,9 +210,22 @@ fn generate(seed: u64) -> Arc<Program> {
 }
 
 /// The values of every enabled computed value after each tick, and the layers named by events.
-fn trace(program: &Arc<Program>, without: &[String], ticks: &[i64]) -> (Vec<BTreeMap<String, Value>>, Vec<String>) {
-    let switches = Switches { layers: None, without: without.to_vec(), set: vec![] };
-    let Ok(machine) = Machine::new(program.clone(), Natives::new(), &switches, Limits::default()) else {
+fn trace(
+    program: &Arc<Program>,
+    without: &[String],
+    ticks: &[i64],
+) -> (Vec<BTreeMap<String, Value>>, Vec<String>) {
+    let switches = Switches {
+        layers: None,
+        without: without.to_vec(),
+        set: vec![],
+    };
+    let Ok(machine) = Machine::new(
+        program.clone(),
+        Natives::new(),
+        &switches,
+        Limits::default(),
+    ) else {
         // Every layer is off: there is nothing to compare.
         return (Vec::new(), Vec::new());
     };
@@ -172,7 +242,11 @@ fn trace(program: &Arc<Program>, without: &[String], ticks: &[i64]) -> (Vec<BTre
         }
         values.push(now);
     }
-    let layers = agent.take_events().into_iter().filter_map(|e| e.layer).collect();
+    let layers = agent
+        .take_events()
+        .into_iter()
+        .filter_map(|e| e.layer)
+        .collect();
     (values, layers)
 }
 

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
-use harness_runtime::{Effect, Game, GameKind, Natives, Observation, RngStreams, Stream, Value, VariantValue};
+use harness_runtime::{
+    Effect, Game, GameKind, Natives, Observation, RngStreams, Stream, Value, VariantValue,
+};
 
 /// The name in `use game search`.
 pub const NAME: &str = "search";
@@ -57,22 +59,52 @@ impl GameKind for LineSearch {
     }
 
     fn instances(&self) -> Vec<String> {
-        INSTANCES.iter().map(|(id, _, _)| (*id).to_string()).collect()
+        INSTANCES
+            .iter()
+            .map(|(id, _, _)| (*id).to_string())
+            .collect()
     }
 
     fn bindings(&self) -> GameSig {
-        let mut sig = GameSig::new(NAME, "Find a hidden target on a line of cells with noisy probes.");
-        sig.enumeration("enum Dir { Left, Here, Right }", "Where the target lies, seen from a probed cell.")
-            .query("cells: Int", "The number of cells; the target is in `0..cells`.", "game.cells")
-            .query("probes_left: Int", "How many probes remain.", "game.probes_left > 0")
-            .query("probes_used: Int", "How many probes were made.", "game.probes_used")
-            .effect("fn probe(cell: Int)", "Probe a cell; the game answers with `answer`.")
-            .effect("fn guess(cell: Int)", "The final guess; the game answers with `verdict` and ends.")
-            .observation(
-                "fn answer(cell: Int, dir: Dir)",
-                "The (noisy) direction of the target from the probed cell.",
-            )
-            .observation("fn verdict(correct: Bool)", "Whether the final guess was right.");
+        let mut sig = GameSig::new(
+            NAME,
+            "Find a hidden target on a line of cells with noisy probes.",
+        );
+        sig.enumeration(
+            "enum Dir { Left, Here, Right }",
+            "Where the target lies, seen from a probed cell.",
+        )
+        .query(
+            "cells: Int",
+            "The number of cells; the target is in `0..cells`.",
+            "game.cells",
+        )
+        .query(
+            "probes_left: Int",
+            "How many probes remain.",
+            "game.probes_left > 0",
+        )
+        .query(
+            "probes_used: Int",
+            "How many probes were made.",
+            "game.probes_used",
+        )
+        .effect(
+            "fn probe(cell: Int)",
+            "Probe a cell; the game answers with `answer`.",
+        )
+        .effect(
+            "fn guess(cell: Int)",
+            "The final guess; the game answers with `verdict` and ends.",
+        )
+        .observation(
+            "fn answer(cell: Int, dir: Dir)",
+            "The (noisy) direction of the target from the probed cell.",
+        )
+        .observation(
+            "fn verdict(correct: Bool)",
+            "Whether the final guess was right.",
+        );
         sig
     }
 
@@ -82,10 +114,20 @@ impl GameKind for LineSearch {
     }
 
     fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn Game>, String> {
-        let &(_, cells, noise) = INSTANCES.iter().find(|(id, _, _)| *id == instance).ok_or_else(|| {
-            format!("unknown instance `{instance}`; the instances are {}", self.instances().join(", "))
-        })?;
-        Ok(Box::new(Episode::new(cells, f64::from(noise) / 100.0, streams)))
+        let &(_, cells, noise) = INSTANCES
+            .iter()
+            .find(|(id, _, _)| *id == instance)
+            .ok_or_else(|| {
+                format!(
+                    "unknown instance `{instance}`; the instances are {}",
+                    self.instances().join(", ")
+                )
+            })?;
+        Ok(Box::new(Episode::new(
+            cells,
+            f64::from(noise) / 100.0,
+            streams,
+        )))
     }
 }
 
@@ -205,11 +247,18 @@ impl Game for Episode {
 
     fn metrics(&self) -> BTreeMap<String, Value> {
         let solved = self.guess == Some(self.target);
-        let score = if solved { 1.0 - self.probes as f64 / (self.budget + 1) as f64 } else { 0.0 };
+        let score = if solved {
+            1.0 - self.probes as f64 / (self.budget + 1) as f64
+        } else {
+            0.0
+        };
         BTreeMap::from([
             ("guessed".to_string(), Value::Bool(self.guess.is_some())),
             ("probes".to_string(), Value::Int(self.probes)),
-            ("score".to_string(), Value::float(score).unwrap_or(Value::Int(0))),
+            (
+                "score".to_string(),
+                Value::float(score).unwrap_or(Value::Int(0)),
+            ),
             ("solved".to_string(), Value::Bool(solved)),
         ])
     }
@@ -220,14 +269,19 @@ mod tests {
     use super::*;
 
     fn probe(cell: i64) -> Effect {
-        Effect { name: Arc::from("probe"), args: vec![Value::Int(cell)] }
+        Effect {
+            name: Arc::from("probe"),
+            args: vec![Value::Int(cell)],
+        }
     }
 
     #[test]
     fn bindings_parse_and_name_every_effect_and_observation() {
         let sig = LineSearch.bindings();
         assert!(sig.problems.is_empty(), "{:?}", sig.problems);
-        let names = |m: &[harness_compiler::signatures::MessageSig]| m.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        let names = |m: &[harness_compiler::signatures::MessageSig]| {
+            m.iter().map(|m| m.name.clone()).collect::<Vec<_>>()
+        };
         assert_eq!(names(&sig.effects), ["probe", "guess"]);
         assert_eq!(names(&sig.observations), ["answer", "verdict"]);
         assert_eq!(sig.enums[0].variants.len(), DIRECTIONS.len());
@@ -236,7 +290,9 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_episode() {
         let run = |seed| {
-            let mut game = LineSearch.start("n32-p20", &RngStreams::new(seed)).unwrap_or_else(|e| panic!("{e}"));
+            let mut game = LineSearch
+                .start("n32-p20", &RngStreams::new(seed))
+                .unwrap_or_else(|e| panic!("{e}"));
             for c in 0..8 {
                 game.apply(&probe(c * 4)).unwrap_or_else(|e| panic!("{e}"));
             }
@@ -253,8 +309,11 @@ mod tests {
         game.apply(&probe(target)).unwrap_or_else(|e| panic!("{e}"));
         let obs = game.take_observations();
         assert_eq!(obs[0].args[1], direction(1));
-        game.apply(&Effect { name: Arc::from("guess"), args: vec![Value::Int(target)] })
-            .unwrap_or_else(|e| panic!("{e}"));
+        game.apply(&Effect {
+            name: Arc::from("guess"),
+            args: vec![Value::Int(target)],
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
         assert!(game.is_over());
         assert_eq!(game.metrics()["solved"], Value::Bool(true));
         assert!(game.apply(&probe(0)).is_err());
