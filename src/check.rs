@@ -5,19 +5,9 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
-use harness_compiler::signatures::SignatureSet;
 
 use crate::Format;
 use crate::render;
-
-/// Every signature the command line knows: the standard library and the games.
-pub fn all_signatures() -> SignatureSet {
-    let mut set = harness_stdlib::registry::signatures();
-    harness_stdlib::prelude::add_missing(&mut set);
-    set.extend(harness_battleship::bindings::signatures());
-    set.game(harness_runtime::GameKind::bindings(&harness_search::LineSearch));
-    set
-}
 
 /// Loads the files, checks them and prints the diagnostics.
 pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
@@ -28,7 +18,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     }
     files.sort();
     files.dedup();
-    let mut workspace = Workspace::new(all_signatures());
+    let mut workspace = Workspace::new(crate::games::signatures());
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
