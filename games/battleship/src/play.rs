@@ -173,6 +173,7 @@ impl Episode {
             "hits" => int(game.hit_count()),
             "misses" => int(game.misses().count_ones()),
             "ship_cells" => int(game.total_ship_cells()),
+            "won" => Value::Bool(game.is_won()),
             "epsilon" => float(self.epsilon)?,
             "unknown_cells" => cells_list(game.unknown()),
             "hit_cells" => cells_list(game.hits()),
