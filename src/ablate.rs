@@ -27,7 +27,8 @@ use crate::results::{FORMAT, Manifest, RunFolder, StackSpec, slug};
 
 /// What `harness ablate` was asked to do.
 pub struct AblateArgs {
-    /// The harness: a `.harness` file or a directory of them.
+    /// The harness: a `.harness` file or a directory of them; the bundled Battleship harness
+    /// when absent.
     pub harness: Option<PathBuf>,
     /// The module to run, when the harness has several roots.
     pub module: Option<String>,
@@ -164,18 +165,17 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         None => (None, None),
     };
     let harness = match (&manifest, &args.harness) {
-        (Some(manifest), _) => PathBuf::from(&manifest.harness),
-        (None, Some(path)) => path.clone(),
-        (None, None) => return Err("name the harness to ablate, e.g. `harness ablate harnesses/battleship`".into()),
+        (Some(manifest), _) => manifest.harness.clone(),
+        (None, Some(path)) => path.display().to_string(),
+        (None, None) => games::EMBEDDED_BATTLESHIP.to_string(),
     };
-    let sources = games::sources(&harness)?;
+    let sources = games::sources_of(&harness)?;
     let hash = source_hash(&sources);
     let settings = match &manifest {
         Some(manifest) => {
             if manifest.harness_hash != hash {
                 return Err(format!(
-                    "the harness under {} changed since the run started; start a new run instead of resuming",
-                    harness.display()
+                    "the harness under {harness} changed since the run started; start a new run instead of resuming"
                 ));
             }
             manifest.settings.clone()
@@ -229,7 +229,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
                 format: FORMAT.into(),
                 run_id: run_id(&program.module, &settings),
                 program_version: env!("CARGO_PKG_VERSION").into(),
-                harness: harness.display().to_string(),
+                harness: harness.clone(),
                 harness_hash: hash,
                 game: program.game.clone().unwrap_or_default(),
                 stacks: stack_specs.iter().map(|(spec, _)| spec.clone()).collect(),

@@ -33,6 +33,29 @@ pub fn signatures() -> SignatureSet {
     set
 }
 
+/// The name under which the bundled Battleship harness is recorded in result folders.
+pub const EMBEDDED_BATTLESHIP: &str = "<bundled>/harnesses/battleship";
+
+/// The bundled Battleship harness, compiled into the binary so that `harness ablate` runs from
+/// any directory.
+const BATTLESHIP: [(&str, &str); 3] = [
+    ("harnesses/battleship/belief.harness", include_str!("../harnesses/battleship/belief.harness")),
+    ("harnesses/battleship/planning.harness", include_str!("../harnesses/battleship/planning.harness")),
+    (
+        "harnesses/battleship/reflection.harness",
+        include_str!("../harnesses/battleship/reflection.harness"),
+    ),
+];
+
+/// The sources of a harness named on the command line: the bundled Battleship harness for
+/// [`EMBEDDED_BATTLESHIP`], else the files under the path.
+pub fn sources_of(name: &str) -> Result<Vec<(String, String)>, String> {
+    if name == EMBEDDED_BATTLESHIP {
+        return Ok(BATTLESHIP.iter().map(|(path, text)| (path.to_string(), text.to_string())).collect());
+    }
+    sources(Path::new(name))
+}
+
 /// The harness sources under `path` (a file, or every `.harness` file under a directory),
 /// sorted by path, with their texts.
 pub fn sources(path: &Path) -> Result<Vec<(String, String)>, String> {

@@ -181,9 +181,6 @@ impl ProtocolArg {
     }
 }
 
-/// The bundled harness that `harness ablate` runs when none is named.
-const DEFAULT_HARNESS: &str = "harnesses/battleship";
-
 /// Parses `name=value`.
 fn parse_setting(text: &str) -> Result<(String, String), String> {
     let (name, value) = text
@@ -252,7 +249,7 @@ fn main() -> ExitCode {
             resume,
             jobs,
         } => ablate::run(&ablate::AblateArgs {
-            harness: harness.or_else(|| resume.is_none().then(|| PathBuf::from(DEFAULT_HARNESS))),
+            harness,
             module,
             compat: matches!(profile, Profile::Compat),
             protocol: protocol.protocol(),
