@@ -109,11 +109,25 @@ pub fn run(args: &AblateArgs) -> ExitCode {
 
 /// A stack to run: its name and enabled layers.
 fn stacks(program: &Program, removals: bool) -> Vec<(StackSpec, bool)> {
-    let names: Vec<String> = program.layers.iter().map(|layer| layer.name.clone()).collect();
+    let names: Vec<String> = program
+        .layers
+        .iter()
+        .map(|layer| layer.name.clone())
+        .collect();
     let mut out: Vec<(StackSpec, bool)> = (1..=names.len())
         .map(|n| {
-            let name = if n == 1 { "L1".to_string() } else { format!("L1-L{n}") };
-            (StackSpec { name, layers: names[..n].to_vec() }, true)
+            let name = if n == 1 {
+                "L1".to_string()
+            } else {
+                format!("L1-L{n}")
+            };
+            (
+                StackSpec {
+                    name,
+                    layers: names[..n].to_vec(),
+                },
+                true,
+            )
         })
         .collect();
     if removals && names.len() > 1 {
@@ -128,7 +142,13 @@ fn stacks(program: &Program, removals: bool) -> Vec<(StackSpec, bool)> {
                 })
                 .map(|(_, layer)| layer.name.clone())
                 .collect();
-            out.push((StackSpec { name: format!("without {removed}"), layers }, false));
+            out.push((
+                StackSpec {
+                    name: format!("without {removed}"),
+                    layers,
+                },
+                false,
+            ));
         }
     }
     out
@@ -152,7 +172,11 @@ fn source_hash(sources: &[(String, String)]) -> String {
         hasher.update(text.as_bytes());
         hasher.update([0]);
     }
-    hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
@@ -182,7 +206,12 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         }
         None => settings(args),
     };
-    let setting = |name: &str| settings.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
+    let setting = |name: &str| {
+        settings
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
     let module = setting("module");
     let program = games::compile(&sources, module.as_deref())?;
     let protocol = match setting("protocol").as_deref() {
@@ -195,14 +224,21 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         Some(manifest) => manifest.instances.clone(),
         None => instances(&args.boards, &known)?,
     };
-    let seeds = manifest.as_ref().map_or(args.seeds, |manifest| manifest.seeds);
+    let seeds = manifest
+        .as_ref()
+        .map_or(args.seeds, |manifest| manifest.seeds);
     if seeds == 0 {
         return Err("--seeds must be at least 1".into());
     }
     let stack_specs: Vec<(StackSpec, bool)> = match &manifest {
         Some(manifest) => {
             let cumulative = stacks(&program, false).len();
-            manifest.stacks.iter().enumerate().map(|(i, spec)| (spec.clone(), i < cumulative)).collect()
+            manifest
+                .stacks
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| (spec.clone(), i < cumulative))
+                .collect()
         }
         None => stacks(&program, args.removals),
     };
@@ -216,9 +252,18 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
     natives.extend(&kind.natives());
     let mut machines = Vec::new();
     for (spec, _) in &stack_specs {
-        let switches = Switches { layers: Some(spec.layers.clone()), without: Vec::new(), set: overrides.clone() };
-        let machine = Machine::new(program.clone(), natives.clone(), &switches, Limits::default())
-            .map_err(|error| format!("stack {}: {}", spec.name, error.message))?;
+        let switches = Switches {
+            layers: Some(spec.layers.clone()),
+            without: Vec::new(),
+            set: overrides.clone(),
+        };
+        let machine = Machine::new(
+            program.clone(),
+            natives.clone(),
+            &switches,
+            Limits::default(),
+        )
+        .map_err(|error| format!("stack {}: {}", spec.name, error.message))?;
         machines.push(machine);
     }
 
@@ -245,7 +290,9 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
 
     let jobs: Vec<(usize, String, u32)> = (0..stack_specs.len())
         .flat_map(|stack| {
-            instances.iter().flat_map(move |instance| (0..seeds).map(move |seed| (stack, instance.clone(), seed)))
+            instances.iter().flat_map(move |instance| {
+                (0..seeds).map(move |seed| (stack, instance.clone(), seed))
+            })
         })
         .collect();
     let mut pending = Vec::new();
@@ -299,11 +346,18 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
             .ok_or_else(|| format!("game {instance} seed {seed} is missing after the run"))?;
         records.push(record);
     }
-    folder.write_games_index(&records).map_err(|error| error.to_string())?;
+    folder
+        .write_games_index(&records)
+        .map_err(|error| error.to_string())?;
     let report = report(folder.manifest(), &program, &stack_specs, &records);
-    folder.write_summary(&report).map_err(|error| error.to_string())?;
+    folder
+        .write_summary(&report)
+        .map_err(|error| error.to_string())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|error| error.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|error| error.to_string())?
+        );
     } else {
         print!("{}", table(&report));
     }
@@ -342,13 +396,20 @@ fn instances(boards: &str, known: &[String]) -> Result<Vec<String>, String> {
         return Ok(known.to_vec());
     }
     let mut out = Vec::new();
-    for name in boards.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-        let found = known.iter().find(|known| known.eq_ignore_ascii_case(name)).ok_or_else(|| {
-            format!(
-                "unknown board `{name}` in --boards; the boards are {} (or `all`)",
-                known.join(", ")
-            )
-        })?;
+    for name in boards
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        let found = known
+            .iter()
+            .find(|known| known.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                format!(
+                    "unknown board `{name}` in --boards; the boards are {} (or `all`)",
+                    known.join(", ")
+                )
+            })?;
         if !out.contains(found) {
             out.push(found.clone());
         }
@@ -370,7 +431,12 @@ fn run_id(module: &str, settings: &[(String, String)]) -> String {
     for (key, value) in settings {
         hasher.update(format!("{key}={value};").as_bytes());
     }
-    let digest: String = hasher.finalize().iter().take(3).map(|byte| format!("{byte:02x}")).collect();
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .take(3)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
     format!(
         "{year:04}{month:02}{day:02}-{:02}{:02}{:02}__{}__{digest}",
         rest / 3600,
@@ -395,7 +461,13 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Plays one game and returns its record and its trace.
-fn play(machine: &Machine, kind: &dyn GameKind, stack: &str, instance: &str, seed: u32) -> (GameRecord, String) {
+fn play(
+    machine: &Machine,
+    kind: &dyn GameKind,
+    stack: &str,
+    instance: &str,
+    seed: u32,
+) -> (GameRecord, String) {
     let result = match kind.start(instance, &RngStreams::new(u64::from(seed))) {
         Ok(mut game) => run_episode(machine, game.as_mut()),
         Err(message) => {
@@ -431,7 +503,10 @@ fn play(machine: &Machine, kind: &dyn GameKind, stack: &str, instance: &str, see
             EndReason::Error => "error",
         }
         .to_string(),
-        error: result.error.as_ref().map(|error| format!("{}: {}", error.code, error.message)),
+        error: result
+            .error
+            .as_ref()
+            .map(|error| format!("{}: {}", error.code, error.message)),
     };
     (record, to_json_lines(&result.events))
 }
@@ -465,7 +540,12 @@ fn outcome(instance: &str, seed: u32, result: &EpisodeResult) -> GameOutcome {
 }
 
 /// Builds the report from the records, in the manifest's order.
-fn report(manifest: &Manifest, program: &Program, stacks: &[(StackSpec, bool)], records: &[GameRecord]) -> Report {
+fn report(
+    manifest: &Manifest,
+    program: &Program,
+    stacks: &[(StackSpec, bool)],
+    records: &[GameRecord],
+) -> Report {
     let rows_of = |cumulative: bool| -> Vec<StackRow> {
         stacks
             .iter()
@@ -499,7 +579,10 @@ fn report(manifest: &Manifest, program: &Program, stacks: &[(StackSpec, bool)], 
         .iter()
         .filter_map(|record| {
             record.error.as_ref().map(|error| {
-                format!("{} {} seed {}: {error}", record.stack, record.instance, record.seed_index)
+                format!(
+                    "{} {} seed {}: {error}",
+                    record.stack, record.instance, record.seed_index
+                )
             })
         })
         .collect();
@@ -523,24 +606,52 @@ fn percent(x: f64) -> String {
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "harness {}   run {}", report.harness, report.run_id);
-    let settings: Vec<String> = report.settings.iter().map(|(key, value)| format!("{key}={value}")).collect();
+    let settings: Vec<String> = report
+        .settings
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
     let _ = writeln!(out, "settings: {}\n", settings.join(" "));
     let header = format!(
         "{:<22} {:>5} {:>5}  {:<21} {:<21} {:>6} {:>6} {:>6} {:>6}  {:>8} {:>8}",
-        "stack", "games", "wins", "win rate [95% CI]", "F1 [95% CI]", "shots", "quest", "revis", "llm", "Δwin pp", "ΔF1"
+        "stack",
+        "games",
+        "wins",
+        "win rate [95% CI]",
+        "F1 [95% CI]",
+        "shots",
+        "quest",
+        "revis",
+        "llm",
+        "Δwin pp",
+        "ΔF1"
     );
     let line = |out: &mut String, row: &StackRow| {
-        let (delta_win, delta_f1) = row.marginal.as_ref().map_or((String::from("—"), String::from("—")), |m| {
-            (format!("{:+.1}", m.win_rate * 100.0), format!("{:+.4}", m.f1))
-        });
+        let (delta_win, delta_f1) =
+            row.marginal
+                .as_ref()
+                .map_or((String::from("—"), String::from("—")), |m| {
+                    (
+                        format!("{:+.1}", m.win_rate * 100.0),
+                        format!("{:+.4}", m.f1),
+                    )
+                });
         let _ = writeln!(
             out,
             "{:<22} {:>5} {:>5}  {:<21} {:<21} {:>6.1} {:>6.2} {:>6.2} {:>5.1}%  {:>8} {:>8}",
             row.stack,
             row.games,
             row.wins,
-            format!("{}% [{}, {}]", percent(row.win_rate), percent(row.win_rate_ci.lo), percent(row.win_rate_ci.hi)),
-            format!("{:.4} [{:.3}, {:.3}]", row.f1_mean, row.f1_ci.lo, row.f1_ci.hi),
+            format!(
+                "{}% [{}, {}]",
+                percent(row.win_rate),
+                percent(row.win_rate_ci.lo),
+                percent(row.win_rate_ci.hi)
+            ),
+            format!(
+                "{:.4} [{:.3}, {:.3}]",
+                row.f1_mean, row.f1_ci.lo, row.f1_ci.hi
+            ),
             row.shots_per_game,
             row.questions_per_game,
             row.revisions_per_game,
@@ -549,7 +660,10 @@ pub fn table(report: &Report) -> String {
             delta_f1,
         );
     };
-    let _ = writeln!(out, "cumulative stacks (Δ: marginal of the layer the row adds)");
+    let _ = writeln!(
+        out,
+        "cumulative stacks (Δ: marginal of the layer the row adds)"
+    );
     let _ = writeln!(out, "{header}");
     for row in &report.rows {
         line(&mut out, row);
@@ -558,7 +672,10 @@ pub fn table(report: &Report) -> String {
         let _ = writeln!(out, "  {:<20} = {}", row.stack, row.layers.join(" + "));
     }
     if !report.removals.is_empty() {
-        let _ = writeln!(out, "\nsingle-layer removals (Δ: what the full stack gains over the row)");
+        let _ = writeln!(
+            out,
+            "\nsingle-layer removals (Δ: what the full stack gains over the row)"
+        );
         let _ = writeln!(out, "{header}");
         for row in &report.removals {
             line(&mut out, row);
@@ -574,7 +691,10 @@ pub fn table(report: &Report) -> String {
             );
         }
         Verdict::NoPositiveMarginal => {
-            let _ = writeln!(out, "heavy lifting: no layer has a positive marginal on win rate");
+            let _ = writeln!(
+                out,
+                "heavy lifting: no layer has a positive marginal on win rate"
+            );
         }
         Verdict::Tie { layers, win_rate } => {
             let _ = writeln!(
@@ -586,7 +706,10 @@ pub fn table(report: &Report) -> String {
         }
     }
     if report.disagreements.is_empty() {
-        let _ = writeln!(out, "win rate and F1 rank the layers' marginals the same way");
+        let _ = writeln!(
+            out,
+            "win rate and F1 rank the layers' marginals the same way"
+        );
     }
     for disagreement in &report.disagreements {
         let _ = writeln!(
@@ -596,7 +719,11 @@ pub fn table(report: &Report) -> String {
         );
     }
     if !report.failures.is_empty() {
-        let _ = writeln!(out, "\n{} games ended in a runtime error:", report.failures.len());
+        let _ = writeln!(
+            out,
+            "\n{} games ended in a runtime error:",
+            report.failures.len()
+        );
         for failure in report.failures.iter().take(10) {
             let _ = writeln!(out, "  {failure}");
         }
@@ -610,9 +737,15 @@ mod tests {
 
     #[test]
     fn board_lists_are_validated() {
-        let known: Vec<String> = ["B01", "B02", "B03"].iter().map(|s| s.to_string()).collect();
+        let known: Vec<String> = ["B01", "B02", "B03"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(instances("all", &known).unwrap(), known);
-        assert_eq!(instances("b02, B01,B02", &known).unwrap(), vec!["B02", "B01"]);
+        assert_eq!(
+            instances("b02, B01,B02", &known).unwrap(),
+            vec!["B02", "B01"]
+        );
         let error = instances("B1", &known).unwrap_err();
         assert!(error.contains("unknown board `B1`"), "{error}");
         assert!(instances(" , ", &known).is_err());

@@ -17,9 +17,14 @@ pub const GAMES: &[&str] = &["battleship", harness_search::NAME];
 /// The game called `name`; `protocol` matters only to Battleship.
 pub fn game_kind(name: &str, protocol: Protocol) -> Result<Box<dyn GameKind>, String> {
     match name {
-        "battleship" => Ok(Box::new(harness_battleship::play::Battleship::new(protocol))),
+        "battleship" => Ok(Box::new(harness_battleship::play::Battleship::new(
+            protocol,
+        ))),
         harness_search::NAME => Ok(Box::new(harness_search::LineSearch)),
-        other => Err(format!("unknown game `{other}`; the games are {}", GAMES.join(", "))),
+        other => Err(format!(
+            "unknown game `{other}`; the games are {}",
+            GAMES.join(", ")
+        )),
     }
 }
 
@@ -39,8 +44,14 @@ pub const EMBEDDED_BATTLESHIP: &str = "<bundled>/harnesses/battleship";
 /// The bundled Battleship harness, compiled into the binary so that `harness ablate` runs from
 /// any directory.
 const BATTLESHIP: [(&str, &str); 3] = [
-    ("harnesses/battleship/belief.harness", include_str!("../harnesses/battleship/belief.harness")),
-    ("harnesses/battleship/planning.harness", include_str!("../harnesses/battleship/planning.harness")),
+    (
+        "harnesses/battleship/belief.harness",
+        include_str!("../harnesses/battleship/belief.harness"),
+    ),
+    (
+        "harnesses/battleship/planning.harness",
+        include_str!("../harnesses/battleship/planning.harness"),
+    ),
     (
         "harnesses/battleship/reflection.harness",
         include_str!("../harnesses/battleship/reflection.harness"),
@@ -51,7 +62,10 @@ const BATTLESHIP: [(&str, &str); 3] = [
 /// [`EMBEDDED_BATTLESHIP`], else the files under the path.
 pub fn sources_of(name: &str) -> Result<Vec<(String, String)>, String> {
     if name == EMBEDDED_BATTLESHIP {
-        return Ok(BATTLESHIP.iter().map(|(path, text)| (path.to_string(), text.to_string())).collect());
+        return Ok(BATTLESHIP
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.to_string()))
+            .collect());
     }
     sources(Path::new(name))
 }
@@ -97,7 +111,10 @@ pub fn compile(sources: &[(String, String)], module: Option<&str>) -> Result<Arc
 }
 
 /// The one module that no other module uses: the top of the stack.
-fn root_module(modules: &[(String, String)], sources: &[(String, String)]) -> Result<String, String> {
+fn root_module(
+    modules: &[(String, String)],
+    sources: &[(String, String)],
+) -> Result<String, String> {
     let used = |module: &str| {
         sources.iter().any(|(_, text)| {
             text.lines().any(|line| {
@@ -108,14 +125,22 @@ fn root_module(modules: &[(String, String)], sources: &[(String, String)]) -> Re
             })
         })
     };
-    let roots: Vec<&String> =
-        modules.iter().map(|(module, _)| module).filter(|module| !used(module)).collect();
+    let roots: Vec<&String> = modules
+        .iter()
+        .map(|(module, _)| module)
+        .filter(|module| !used(module))
+        .collect();
     match roots.as_slice() {
         [root] => Ok((*root).clone()),
-        [] => Err("the harness has no module that is not used by another; name one with --module".into()),
+        [] => Err(
+            "the harness has no module that is not used by another; name one with --module".into(),
+        ),
         many => Err(format!(
             "the harness has several top modules ({}); choose one with --module",
-            many.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }

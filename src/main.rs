@@ -219,20 +219,22 @@ fn main() -> ExitCode {
             format,
             trace,
             max_turns,
-        } => {
-            run::run(&run::RunArgs {
-                file: &file,
-                module: module.as_deref(),
-                game: game.as_deref(),
-                protocol: protocol.protocol(),
-                instance: instance.as_deref(),
-                seed,
-                switches: harness_runtime::Switches { layers, without, set },
-                json: matches!(format, Format::Json),
-                trace: trace.as_deref(),
-                max_turns,
-            })
-        }
+        } => run::run(&run::RunArgs {
+            file: &file,
+            module: module.as_deref(),
+            game: game.as_deref(),
+            protocol: protocol.protocol(),
+            instance: instance.as_deref(),
+            seed,
+            switches: harness_runtime::Switches {
+                layers,
+                without,
+                set,
+            },
+            json: matches!(format, Format::Json),
+            trace: trace.as_deref(),
+            max_turns,
+        }),
         Command::Ablate {
             harness,
             module,
@@ -265,17 +267,17 @@ fn main() -> ExitCode {
             jobs,
         }),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
-        Command::Battleship { command: BattleshipCommand::Boards { protocol } } => {
-            match harness_battleship::render::render_suite(protocol.protocol()) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    ExitCode::FAILURE
-                }
+        Command::Battleship {
+            command: BattleshipCommand::Boards { protocol },
+        } => match harness_battleship::render::render_suite(protocol.protocol()) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
             }
-        }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use harness_compiler::ir::{Program, SrcSpan};
 use harness_runtime::{
-    EpisodeResult, Event, EventKind, Limits, Machine, Phase, RngStreams, RuntimeError,
-    Switches, Value, run_episode, to_json_lines,
+    EpisodeResult, Event, EventKind, Limits, Machine, Phase, RngStreams, RuntimeError, Switches,
+    Value, run_episode, to_json_lines,
 };
 
 use crate::{games, render};
@@ -64,8 +64,16 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
     let kind = games::game_kind(game_name, args.protocol)?;
     // Runtime errors name a span in one of the program's files; render it against that file.
     let source_of = |error: &RuntimeError| -> (String, String) {
-        let path = program.files.get(error.span.file as usize).cloned().unwrap_or_default();
-        let text = sources.iter().find(|(p, _)| *p == path).map(|(_, t)| t.clone()).unwrap_or_default();
+        let path = program
+            .files
+            .get(error.span.file as usize)
+            .cloned()
+            .unwrap_or_default();
+        let text = sources
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default();
         (path, text)
     };
 

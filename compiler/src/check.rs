@@ -1520,7 +1520,9 @@ impl Checker<'_> {
                     "layer `{own}` does not need layer `{}`, so it cannot revise it",
                     info.name
                 ),
-                Some("a layer revises only its own tunables and those of the layers it needs".into()),
+                Some(
+                    "a layer revises only its own tunables and those of the layers it needs".into(),
+                ),
             );
             return None;
         }

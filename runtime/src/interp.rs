@@ -676,7 +676,8 @@ impl<'m> Eval<'m> {
                                 // Probabilities computed as sums of sample weights overshoot 0 and 1
                                 // by rounding; a tolerance far below any meaningful mass
                                 // accepts them unchanged, so the arithmetic stays exact.
-                                if !(-PROBABILITY_TOLERANCE..=1.0 + PROBABILITY_TOLERANCE).contains(&p)
+                                if !(-PROBABILITY_TOLERANCE..=1.0 + PROBABILITY_TOLERANCE)
+                                    .contains(&p)
                                     || sum + p > 1.0 + PROBABILITY_TOLERANCE
                                 {
                                     return Err(RuntimeError::new(

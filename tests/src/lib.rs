@@ -20,7 +20,9 @@ pub fn signatures() -> SignatureSet {
     let mut set = harness_stdlib::registry::signatures();
     harness_stdlib::prelude::add_missing(&mut set);
     set.extend(harness_battleship::bindings::signatures());
-    set.game(harness_runtime::GameKind::bindings(&harness_search::LineSearch));
+    set.game(harness_runtime::GameKind::bindings(
+        &harness_search::LineSearch,
+    ));
     set
 }
 
