@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod check;
+mod lsp;
 mod plot;
 mod render;
 mod results;
@@ -39,6 +40,8 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Run the language server on standard input and output (for editors).
+    Lsp,
 }
 
 /// Output formats of `harness check`.
@@ -58,5 +61,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
+        Command::Lsp => lsp::run(),
     }
 }

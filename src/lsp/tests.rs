@@ -1,0 +1,1 @@
+//! The server driven over JSON-RPC, as an editor drives it.
