@@ -41,9 +41,13 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
 
     // Cycles: functions that reach themselves through calls, computed values that reach
     // themselves through reads and calls. Each cycle is reported once, at its smallest member.
+    // The path of a cycle is searched for only from the definitions that lie on one, which a
+    // linear pass finds, so that a long acyclic chain of members costs linear time, not
+    // quadratic.
+    let cyclic = on_cycles(&sites);
     for (key, site) in &sites {
         let kind = &site.node.kind;
-        if !matches!(kind, NodeKind::Fn | NodeKind::Computed | NodeKind::Const) {
+        if !matches!(kind, NodeKind::Fn | NodeKind::Computed | NodeKind::Const) || !cyclic.contains(key) {
             continue;
         }
         let only_fns = *kind == NodeKind::Fn;
@@ -132,6 +136,75 @@ fn nested_sim(span: Span, reason: &str) -> Diagnostic {
     Diagnostic::new(Code::NestedSim, span, format!("`sim.next` is reached from inside a preview ({reason})"))
         .primary("a second level of preview")
         .help("`sim.next` is one step deep; read the value you need from the snapshot in the preview's closure instead")
+}
+
+/// The definitions that lie on some cycle of references among functions, computed values and
+/// constants: the members of strongly connected components with more than one definition, and
+/// definitions that refer to themselves. Tarjan's algorithm, iterative so that a long chain of
+/// references cannot exhaust the stack.
+fn on_cycles<'a>(sites: &BTreeMap<&'a DefKey, Site<'a>>) -> BTreeSet<&'a DefKey> {
+    let counted = |site: &Site<'_>| matches!(site.node.kind, NodeKind::Fn | NodeKind::Computed | NodeKind::Const);
+    let keys: Vec<&DefKey> = sites.iter().filter(|(_, site)| counted(site)).map(|(key, _)| *key).collect();
+    let position: BTreeMap<&DefKey, usize> = keys.iter().enumerate().map(|(i, key)| (*key, i)).collect();
+    let edges: Vec<Vec<usize>> = keys
+        .iter()
+        .map(|key| sites.get(key).map(|site| site.node.refs.iter().filter_map(|(next, _)| position.get(next).copied()).collect()).unwrap_or_default())
+        .collect();
+    const UNSEEN: usize = usize::MAX;
+    let mut index = vec![UNSEEN; keys.len()];
+    let mut low = vec![0; keys.len()];
+    let mut on_stack = vec![false; keys.len()];
+    let mut stack = Vec::new();
+    let mut counter = 0;
+    let mut out = BTreeSet::new();
+    for root in 0..keys.len() {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // Each frame is a node and how many of its edges have been followed.
+        let mut frames = vec![(root, 0)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&(node, followed)) = frames.last() {
+            if let Some(&next) = edges[node].get(followed) {
+                if let Some(frame) = frames.last_mut() {
+                    frame.1 += 1;
+                }
+                if index[next] == UNSEEN {
+                    index[next] = counter;
+                    low[next] = counter;
+                    counter += 1;
+                    stack.push(next);
+                    on_stack[next] = true;
+                    frames.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                let mut component = Vec::new();
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                if component.len() > 1 || edges[node].contains(&node) {
+                    out.extend(component.into_iter().map(|member| keys[member]));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A path of references from `start` back to `start`, if there is one. With `only_fns`, only

@@ -1756,3 +1756,4 @@ fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
         K::Lit(_) | K::Local(_) | K::Member(_) | K::Config(_) | K::Const(_) | K::GameProperty(_) | K::FnRef(_) | K::None => {}
     }
 }
+
