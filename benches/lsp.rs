@@ -5,6 +5,9 @@
 //! editor does, so the figure includes the JSON-RPC framing, the document sync and the
 //! incremental re-check. Run it with `cargo bench --bench lsp`.
 
+// criterion's macros generate functions without documentation.
+#![allow(missing_docs)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,7 +35,12 @@ impl Session {
             .expect("harness lsp starts");
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut session = Session { child, stdin, stdout, next_id: 0 };
+        let mut session = Session {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
         session.request("initialize", json!({ "capabilities": {} }));
         session.send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
         session
@@ -40,7 +48,8 @@ impl Session {
 
     fn send(&mut self, message: Value) {
         let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("the server reads");
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len())
+            .expect("the server reads");
         self.stdin.flush().expect("the server reads");
     }
 
@@ -82,7 +91,9 @@ impl Session {
     fn diagnostics(&mut self) -> Value {
         loop {
             let message = self.receive();
-            if message["method"] == json!("textDocument/publishDiagnostics") && message["params"]["uri"] == json!(URI) {
+            if message["method"] == json!("textDocument/publishDiagnostics")
+                && message["params"]["uri"] == json!(URI)
+            {
                 return message["params"]["diagnostics"].clone();
             }
         }
@@ -101,7 +112,11 @@ fn generated(lines: usize) -> String {
     let mut text = String::from("harness bench.generated\n\nuse game battleship\n\n");
     let mut layer = 0;
     while text.lines().count() < lines {
-        let needs = if layer == 0 { String::new() } else { format!(" needs l{}", layer - 1) };
+        let needs = if layer == 0 {
+            String::new()
+        } else {
+            format!(" needs l{}", layer - 1)
+        };
         text.push_str(&format!("/// Layer {layer}.\nlayer l{layer}{needs} {{\n  state {{\n    s{layer}: Int = 0\n  }}\n\n"));
         for i in 0..20 {
             let previous = match (i, layer) {
@@ -109,7 +124,9 @@ fn generated(lines: usize) -> String {
                 (0, _) => format!("s{layer} + c{}_19", layer - 1),
                 _ => format!("c{layer}_{}", i - 1),
             };
-            text.push_str(&format!("  computed c{layer}_{i}: Int =\n    {previous} + 1\n\n"));
+            text.push_str(&format!(
+                "  computed c{layer}_{i}: Int =\n    {previous} + 1\n\n"
+            ));
         }
         text.push_str(&format!(
             "  action step{layer}(n: Int)\n    available when n > 0 and c{layer}_19 < 1_000_000\n  {{\n    patch s{layer} += n\n  }}\n\n  decide {{\n    step{layer}(1)\n  }}\n}}\n\n"
@@ -134,7 +151,9 @@ fn edit_latency(c: &mut Criterion) {
     session.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "harness", "version": 1, "text": text } }));
     let initial = session.diagnostics();
     assert!(
-        initial.as_array().is_some_and(|d| d.iter().all(|d| d["severity"] != json!(1))),
+        initial
+            .as_array()
+            .is_some_and(|d| d.iter().all(|d| d["severity"] != json!(1))),
         "the generated file checks without errors: {initial}"
     );
     // The one-character edit: a digit in the middle of the file, toggled so the file keeps its

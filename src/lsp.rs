@@ -53,7 +53,9 @@ pub fn serve(connection: &Connection, signatures: SignatureSet) -> Result<(), St
         "capabilities": capabilities(),
         "serverInfo": { "name": "harness", "version": env!("CARGO_PKG_VERSION") },
     });
-    connection.initialize_finish(id, result).map_err(|e| e.to_string())?;
+    connection
+        .initialize_finish(id, result)
+        .map_err(|e| e.to_string())?;
     let mut server = Server::new(signatures);
     for folder in init.workspace_folders.iter().flatten() {
         server.roots.push(uri_to_path(folder.uri.as_str()));
@@ -61,7 +63,10 @@ pub fn serve(connection: &Connection, signatures: SignatureSet) -> Result<(), St
     for message in &connection.receiver {
         let outgoing = match message {
             Message::Request(request) => {
-                if connection.handle_shutdown(&request).map_err(|e| e.to_string())? {
+                if connection
+                    .handle_shutdown(&request)
+                    .map_err(|e| e.to_string())?
+                {
                     return Ok(());
                 }
                 vec![Message::Response(server.request(request))]
@@ -80,11 +85,13 @@ pub fn serve(connection: &Connection, signatures: SignatureSet) -> Result<(), St
 fn capabilities() -> lsp::ServerCapabilities {
     lsp::ServerCapabilities {
         position_encoding: Some(lsp::PositionEncodingKind::UTF16),
-        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(lsp::TextDocumentSyncOptions {
-            open_close: Some(true),
-            change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
-            ..Default::default()
-        })),
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                ..Default::default()
+            },
+        )),
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
@@ -96,20 +103,22 @@ fn capabilities() -> lsp::ServerCapabilities {
         rename_provider: Some(lsp::OneOf::Left(true)),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
         code_action_provider: Some(lsp::CodeActionProviderCapability::Simple(true)),
-        semantic_tokens_provider: Some(lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
-            lsp::SemanticTokensOptions {
-                legend: lsp::SemanticTokensLegend {
-                    token_types: TOKEN_TYPES.to_vec(),
-                    token_modifiers: vec![
-                        lsp::SemanticTokenModifier::DECLARATION,
-                        lsp::SemanticTokenModifier::DEFAULT_LIBRARY,
-                    ],
+        semantic_tokens_provider: Some(
+            lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
+                lsp::SemanticTokensOptions {
+                    legend: lsp::SemanticTokensLegend {
+                        token_types: TOKEN_TYPES.to_vec(),
+                        token_modifiers: vec![
+                            lsp::SemanticTokenModifier::DECLARATION,
+                            lsp::SemanticTokenModifier::DEFAULT_LIBRARY,
+                        ],
+                    },
+                    full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
+                    range: None,
+                    ..Default::default()
                 },
-                full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
-                range: None,
-                ..Default::default()
-            },
-        )),
+            ),
+        ),
         ..Default::default()
     }
 }
@@ -168,7 +177,12 @@ type Failure = (ErrorCode, String);
 impl Server {
     /// A server with no documents, checking against the given signatures.
     pub fn new(signatures: SignatureSet) -> Self {
-        Self { workspace: Workspace::new(signatures), documents: BTreeMap::new(), loaded_dirs: Vec::new(), roots: Vec::new() }
+        Self {
+            workspace: Workspace::new(signatures),
+            documents: BTreeMap::new(),
+            loaded_dirs: Vec::new(),
+            roots: Vec::new(),
+        }
     }
 
     /// Answers one request.
@@ -178,7 +192,11 @@ impl Server {
         match result {
             Ok(Ok(value)) => Response::new_ok(id, value),
             Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
-            Err(_) => Response::new_err(id, ErrorCode::InternalError as i32, "internal error in the language server".to_owned()),
+            Err(_) => Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                "internal error in the language server".to_owned(),
+            ),
         }
     }
 
@@ -194,14 +212,21 @@ impl Server {
             "textDocument/formatting" => to_value(self.formatting(parse(params)?)?),
             "textDocument/semanticTokens/full" => to_value(self.semantic_tokens(parse(params)?)?),
             "textDocument/codeAction" => to_value(self.code_actions(parse(params)?)?),
-            _ => return Err((ErrorCode::MethodNotFound, format!("unknown method `{method}`"))),
+            _ => {
+                return Err((
+                    ErrorCode::MethodNotFound,
+                    format!("unknown method `{method}`"),
+                ));
+            }
         };
         Ok(value)
     }
 
     /// Handles one notification; returns the messages to send (published diagnostics).
     pub fn notify(&mut self, notification: Notification) -> Vec<Message> {
-        let result = catch_unwind(AssertUnwindSafe(|| self.dispatch_notification(notification)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            self.dispatch_notification(notification)
+        }));
         // A notification has no response; a bad one is ignored, as the protocol asks.
         result.ok().flatten().unwrap_or_default()
     }
@@ -214,7 +239,13 @@ impl Server {
                 let path = uri_to_path(&uri);
                 self.load_siblings(&path);
                 self.workspace.set_file(&path, &params.text_document.text);
-                self.documents.insert(uri.clone(), Document { path, published: None });
+                self.documents.insert(
+                    uri.clone(),
+                    Document {
+                        path,
+                        published: None,
+                    },
+                );
                 Some(self.publish(&uri))
             }
             "textDocument/didChange" => {
@@ -234,12 +265,18 @@ impl Server {
                 let document = self.documents.remove(&uri)?;
                 // The file goes back to what the disk holds, which other files may still use.
                 match std::fs::read(&document.path) {
-                    Ok(bytes) => self.workspace.set_file(&document.path, &String::from_utf8_lossy(&bytes)),
+                    Ok(bytes) => self
+                        .workspace
+                        .set_file(&document.path, &String::from_utf8_lossy(&bytes)),
                     Err(_) => self.workspace.remove_file(&document.path),
                 }
                 let clear = Notification::new(
                     "textDocument/publishDiagnostics".to_owned(),
-                    lsp::PublishDiagnosticsParams { uri: params.text_document.uri, diagnostics: Vec::new(), version: None },
+                    lsp::PublishDiagnosticsParams {
+                        uri: params.text_document.uri,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    },
                 );
                 let mut out = vec![Message::Notification(clear)];
                 out.extend(self.publish_others(""));
@@ -252,12 +289,23 @@ impl Server {
     /// Loads the other `.harness` files of a file's directory, so that `use` of a sibling
     /// module resolves. Open documents keep their editor text.
     fn load_siblings(&mut self, path: &str) {
-        let Some(dir) = Path::new(path).parent().filter(|d| d.is_dir()).map(Path::to_path_buf) else { return };
+        let Some(dir) = Path::new(path)
+            .parent()
+            .filter(|d| d.is_dir())
+            .map(Path::to_path_buf)
+        else {
+            return;
+        };
         if self.loaded_dirs.contains(&dir) {
             return;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { return };
-        let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "harness")).collect();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "harness"))
+            .collect();
         files.sort();
         let open: Vec<&str> = self.documents.values().map(|d| d.path.as_str()).collect();
         for file in files {
@@ -266,7 +314,8 @@ impl Server {
                 continue;
             }
             if let Ok(bytes) = std::fs::read(&file) {
-                self.workspace.set_file(&key, &String::from_utf8_lossy(&bytes));
+                self.workspace
+                    .set_file(&key, &String::from_utf8_lossy(&bytes));
             }
         }
         self.loaded_dirs.push(dir);
@@ -284,26 +333,49 @@ impl Server {
     }
 
     fn publish_others(&mut self, except: &str) -> Vec<Message> {
-        let uris: Vec<String> = self.documents.keys().filter(|u| *u != except).cloned().collect();
-        uris.iter().filter_map(|uri| self.publish_one(uri, false)).collect()
+        let uris: Vec<String> = self
+            .documents
+            .keys()
+            .filter(|u| *u != except)
+            .cloned()
+            .collect();
+        uris.iter()
+            .filter_map(|uri| self.publish_one(uri, false))
+            .collect()
     }
 
     fn publish_one(&mut self, uri: &str, always: bool) -> Option<Message> {
         let path = self.documents.get(uri)?.path.clone();
         let text = self.workspace.text(&path)?;
         let index = LineIndex::new(&text);
-        let diagnostics: Vec<lsp::Diagnostic> =
-            self.workspace.file_diagnostics(&path).iter().map(|d| self.to_lsp_diagnostic(d, &text, &index)).collect();
+        let diagnostics: Vec<lsp::Diagnostic> = self
+            .workspace
+            .file_diagnostics(&path)
+            .iter()
+            .map(|d| self.to_lsp_diagnostic(d, &text, &index))
+            .collect();
         let document = self.documents.get_mut(uri)?;
         if !always && document.published.as_ref() == Some(&diagnostics) {
             return None;
         }
         document.published = Some(diagnostics.clone());
-        let params = lsp::PublishDiagnosticsParams { uri: parse_uri(uri)?, diagnostics, version: None };
-        Some(Message::Notification(Notification::new("textDocument/publishDiagnostics".to_owned(), params)))
+        let params = lsp::PublishDiagnosticsParams {
+            uri: parse_uri(uri)?,
+            diagnostics,
+            version: None,
+        };
+        Some(Message::Notification(Notification::new(
+            "textDocument/publishDiagnostics".to_owned(),
+            params,
+        )))
     }
 
-    fn to_lsp_diagnostic(&self, diagnostic: &Diagnostic, text: &str, index: &LineIndex) -> lsp::Diagnostic {
+    fn to_lsp_diagnostic(
+        &self,
+        diagnostic: &Diagnostic,
+        text: &str,
+        index: &LineIndex,
+    ) -> lsp::Diagnostic {
         let range = index.range(text, diagnostic.span);
         let mut message = diagnostic.message.clone();
         if let Some(label) = &diagnostic.primary_label {
@@ -318,17 +390,27 @@ impl Server {
             .iter()
             .filter_map(|label| {
                 Some(lsp::DiagnosticRelatedInformation {
-                    location: lsp::Location { uri: uri.clone()?, range: index.range(text, label.span) },
+                    location: lsp::Location {
+                        uri: uri.clone()?,
+                        range: index.range(text, label.span),
+                    },
                     message: label.message.clone(),
                 })
             })
             .collect();
         for other in &diagnostic.related {
-            let Some(other_text) = self.workspace.text(&other.file) else { continue };
-            let Some(other_uri) = self.path_uri(&other.file) else { continue };
+            let Some(other_text) = self.workspace.text(&other.file) else {
+                continue;
+            };
+            let Some(other_uri) = self.path_uri(&other.file) else {
+                continue;
+            };
             let other_index = LineIndex::new(&other_text);
             related.push(lsp::DiagnosticRelatedInformation {
-                location: lsp::Location { uri: other_uri, range: other_index.range(&other_text, other.span) },
+                location: lsp::Location {
+                    uri: other_uri,
+                    range: other_index.range(&other_text, other.span),
+                },
                 message: other.message.clone(),
             });
         }
@@ -338,7 +420,9 @@ impl Server {
                 Severity::Error => lsp::DiagnosticSeverity::ERROR,
                 Severity::Warning => lsp::DiagnosticSeverity::WARNING,
             }),
-            code: Some(lsp::NumberOrString::String(diagnostic.code.as_str().to_owned())),
+            code: Some(lsp::NumberOrString::String(
+                diagnostic.code.as_str().to_owned(),
+            )),
             source: Some("harness".to_owned()),
             message,
             related_information: (!related.is_empty()).then_some(related),
@@ -348,7 +432,12 @@ impl Server {
 
     /// The URI of a workspace path: the open document's, or a `file:` URI.
     fn path_uri(&self, path: &str) -> Option<lsp::Uri> {
-        let uri = self.documents.iter().find(|(_, d)| d.path == path).map(|(u, _)| u.clone()).unwrap_or_else(|| path_to_uri(path));
+        let uri = self
+            .documents
+            .iter()
+            .find(|(_, d)| d.path == path)
+            .map(|(u, _)| u.clone())
+            .unwrap_or_else(|| path_to_uri(path));
         parse_uri(&uri)
     }
 
@@ -361,16 +450,30 @@ impl Server {
         let text = self
             .workspace
             .text(&path)
-            .ok_or_else(|| (ErrorCode::InvalidParams, format!("unknown document `{}`: open it first", uri.as_str())))?
+            .ok_or_else(|| {
+                (
+                    ErrorCode::InvalidParams,
+                    format!("unknown document `{}`: open it first", uri.as_str()),
+                )
+            })?
             .to_string();
         let index = LineIndex::new(&text);
         Ok((path, text, index))
     }
 
-    fn position(&self, params: &lsp::TextDocumentPositionParams) -> Result<(String, String, LineIndex, u32), Failure> {
+    fn position(
+        &self,
+        params: &lsp::TextDocumentPositionParams,
+    ) -> Result<(String, String, LineIndex, u32), Failure> {
         let (path, text, index) = self.document(&params.text_document.uri)?;
         let offset = index.offset(&text, params.position).ok_or_else(|| {
-            (ErrorCode::InvalidParams, format!("position {}:{} is past the end of the document", params.position.line, params.position.character))
+            (
+                ErrorCode::InvalidParams,
+                format!(
+                    "position {}:{} is past the end of the document",
+                    params.position.line, params.position.character
+                ),
+            )
         })?;
         Ok((path, text, index, offset))
     }
@@ -378,36 +481,55 @@ impl Server {
     fn location(&self, path: &str, span: harness_grammar::Span) -> Option<lsp::Location> {
         let text = self.workspace.text(path)?;
         let index = LineIndex::new(&text);
-        Some(lsp::Location { uri: self.path_uri(path)?, range: index.range(&text, span) })
+        Some(lsp::Location {
+            uri: self.path_uri(path)?,
+            range: index.range(&text, span),
+        })
     }
 
     fn hover(&self, params: lsp::HoverParams) -> Result<Option<lsp::Hover>, Failure> {
         let (path, text, index, offset) = self.position(&params.text_document_position_params)?;
-        Ok(ide::hover(&self.workspace, &path, offset).map(|hover| lsp::Hover {
-            contents: lsp::HoverContents::Markup(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value: hover.markdown }),
-            range: Some(index.range(&text, hover.span)),
-        }))
+        Ok(
+            ide::hover(&self.workspace, &path, offset).map(|hover| lsp::Hover {
+                contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                    kind: lsp::MarkupKind::Markdown,
+                    value: hover.markdown,
+                }),
+                range: Some(index.range(&text, hover.span)),
+            }),
+        )
     }
 
-    fn definition(&self, params: lsp::GotoDefinitionParams) -> Result<Option<lsp::GotoDefinitionResponse>, Failure> {
+    fn definition(
+        &self,
+        params: lsp::GotoDefinitionParams,
+    ) -> Result<Option<lsp::GotoDefinitionResponse>, Failure> {
         let (path, _, _, offset) = self.position(&params.text_document_position_params)?;
         Ok(ide::definition(&self.workspace, &path, offset)
             .and_then(|(file, span)| self.location(&file, span))
             .map(lsp::GotoDefinitionResponse::Scalar))
     }
 
-    fn references(&self, params: lsp::ReferenceParams) -> Result<Option<Vec<lsp::Location>>, Failure> {
+    fn references(
+        &self,
+        params: lsp::ReferenceParams,
+    ) -> Result<Option<Vec<lsp::Location>>, Failure> {
         let (path, _, _, offset) = self.position(&params.text_document_position)?;
         let declaration = ide::definition(&self.workspace, &path, offset);
         let locations = ide::references(&self.workspace, &path, offset)
             .into_iter()
-            .filter(|reference| params.context.include_declaration || Some(reference) != declaration.as_ref())
+            .filter(|reference| {
+                params.context.include_declaration || Some(reference) != declaration.as_ref()
+            })
             .filter_map(|(file, span)| self.location(&file, span))
             .collect();
         Ok(Some(locations))
     }
 
-    fn completion(&self, params: lsp::CompletionParams) -> Result<Option<lsp::CompletionResponse>, Failure> {
+    fn completion(
+        &self,
+        params: lsp::CompletionParams,
+    ) -> Result<Option<lsp::CompletionResponse>, Failure> {
         let (path, _, _, offset) = self.position(&params.text_document_position)?;
         let items = ide::completions(&self.workspace, &path, offset)
             .into_iter()
@@ -415,45 +537,82 @@ impl Server {
                 label: item.label,
                 kind: Some(completion_kind(item.kind)),
                 detail: (!item.detail.is_empty()).then_some(item.detail),
-                documentation: (!item.docs.is_empty()).then(|| {
-                    lsp::Documentation::MarkupContent(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value: item.docs })
-                }),
+                documentation: (!item.docs.is_empty()).then_some(
+                    lsp::Documentation::MarkupContent(lsp::MarkupContent {
+                        kind: lsp::MarkupKind::Markdown,
+                        value: item.docs,
+                    }),
+                ),
                 ..Default::default()
             })
             .collect();
         Ok(Some(lsp::CompletionResponse::Array(items)))
     }
 
-    fn document_symbols(&self, params: lsp::DocumentSymbolParams) -> Result<Option<lsp::DocumentSymbolResponse>, Failure> {
+    fn document_symbols(
+        &self,
+        params: lsp::DocumentSymbolParams,
+    ) -> Result<Option<lsp::DocumentSymbolResponse>, Failure> {
         let (path, text, index) = self.document(&params.text_document.uri)?;
-        let symbols = ide::outline(&self.workspace, &path).into_iter().map(|node| document_symbol(node, &text, &index)).collect();
+        let symbols = ide::outline(&self.workspace, &path)
+            .into_iter()
+            .map(|node| document_symbol(node, &text, &index))
+            .collect();
         Ok(Some(lsp::DocumentSymbolResponse::Nested(symbols)))
     }
 
+    // `WorkspaceEdit::changes` is keyed by `Uri`, which clippy thinks mutable; the protocol type
+    // leaves no choice.
+    #[allow(clippy::mutable_key_type)]
     fn rename(&self, params: lsp::RenameParams) -> Result<Option<lsp::WorkspaceEdit>, Failure> {
         let (path, _, _, offset) = self.position(&params.text_document_position)?;
-        let edits = ide::rename(&self.workspace, &path, offset, &params.new_name).map_err(|e| (ErrorCode::RequestFailed, e.to_string()))?;
+        let edits = ide::rename(&self.workspace, &path, offset, &params.new_name)
+            .map_err(|e| (ErrorCode::RequestFailed, e.to_string()))?;
         let mut changes = std::collections::HashMap::new();
         for (file, spans) in edits {
-            let (Some(text), Some(uri)) = (self.workspace.text(&file), self.path_uri(&file)) else { continue };
+            let (Some(text), Some(uri)) = (self.workspace.text(&file), self.path_uri(&file)) else {
+                continue;
+            };
             let index = LineIndex::new(&text);
-            let edits = spans.into_iter().map(|(span, new_text)| lsp::TextEdit { range: index.range(&text, span), new_text }).collect();
+            let edits = spans
+                .into_iter()
+                .map(|(span, new_text)| lsp::TextEdit {
+                    range: index.range(&text, span),
+                    new_text,
+                })
+                .collect();
             changes.insert(uri, edits);
         }
-        Ok(Some(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() }))
+        Ok(Some(lsp::WorkspaceEdit {
+            changes: Some(changes),
+            ..Default::default()
+        }))
     }
 
-    fn formatting(&self, params: lsp::DocumentFormattingParams) -> Result<Option<Vec<lsp::TextEdit>>, Failure> {
+    fn formatting(
+        &self,
+        params: lsp::DocumentFormattingParams,
+    ) -> Result<Option<Vec<lsp::TextEdit>>, Failure> {
         let (_, text, index) = self.document(&params.text_document.uri)?;
-        let formatted = harness_grammar::format::format(&text).map_err(|e| (ErrorCode::RequestFailed, format!("not formatted: {e}")))?;
+        let formatted = harness_grammar::format::format(&text)
+            .map_err(|e| (ErrorCode::RequestFailed, format!("not formatted: {e}")))?;
         if formatted == text {
             return Ok(Some(Vec::new()));
         }
-        let whole = harness_grammar::Span { start: 0, end: text.len() as u32 };
-        Ok(Some(vec![lsp::TextEdit { range: index.range(&text, whole), new_text: formatted }]))
+        let whole = harness_grammar::Span {
+            start: 0,
+            end: text.len() as u32,
+        };
+        Ok(Some(vec![lsp::TextEdit {
+            range: index.range(&text, whole),
+            new_text: formatted,
+        }]))
     }
 
-    fn semantic_tokens(&self, params: lsp::SemanticTokensParams) -> Result<Option<lsp::SemanticTokensResult>, Failure> {
+    fn semantic_tokens(
+        &self,
+        params: lsp::SemanticTokensParams,
+    ) -> Result<Option<lsp::SemanticTokensResult>, Failure> {
         let (path, text, index) = self.document(&params.text_document.uri)?;
         let mut data = Vec::new();
         let (mut previous_line, mut previous_start) = (0u32, 0u32);
@@ -464,7 +623,11 @@ impl Server {
                 continue;
             }
             let delta_line = range.start.line - previous_line;
-            let delta_start = if delta_line == 0 { range.start.character - previous_start } else { range.start.character };
+            let delta_start = if delta_line == 0 {
+                range.start.character - previous_start
+            } else {
+                range.start.character
+            };
             let modifiers = u32::from(token.declaration) | (u32::from(token.library) << 1);
             data.push(lsp::SemanticToken {
                 delta_line,
@@ -475,26 +638,48 @@ impl Server {
             });
             (previous_line, previous_start) = (range.start.line, range.start.character);
         }
-        Ok(Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens { result_id: None, data })))
+        Ok(Some(lsp::SemanticTokensResult::Tokens(
+            lsp::SemanticTokens {
+                result_id: None,
+                data,
+            },
+        )))
     }
 
-    fn code_actions(&self, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>, Failure> {
+    fn code_actions(
+        &self,
+        params: lsp::CodeActionParams,
+    ) -> Result<Option<lsp::CodeActionResponse>, Failure> {
         let (path, text, index) = self.document(&params.text_document.uri)?;
-        let start = index.offset(&text, params.range.start).unwrap_or(text.len() as u32);
-        let end = index.offset(&text, params.range.end).unwrap_or(text.len() as u32);
+        let start = index
+            .offset(&text, params.range.start)
+            .unwrap_or(text.len() as u32);
+        let end = index
+            .offset(&text, params.range.end)
+            .unwrap_or(text.len() as u32);
         let mut actions = Vec::new();
         for diagnostic in self.workspace.file_diagnostics(&path) {
             if diagnostic.span.end < start || diagnostic.span.start > end {
                 continue;
             }
-            let Some(fix) = ide::quick_fix(&diagnostic) else { continue };
-            let edit = lsp::TextEdit { range: index.range(&text, fix.span), new_text: fix.text };
-            let changes = std::collections::HashMap::from([(params.text_document.uri.clone(), vec![edit])]);
+            let Some(fix) = ide::quick_fix(&diagnostic) else {
+                continue;
+            };
+            let edit = lsp::TextEdit {
+                range: index.range(&text, fix.span),
+                new_text: fix.text,
+            };
+            #[allow(clippy::mutable_key_type)] // See `rename`.
+            let changes =
+                std::collections::HashMap::from([(params.text_document.uri.clone(), vec![edit])]);
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
                 title: fix.title,
                 kind: Some(lsp::CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![self.to_lsp_diagnostic(&diagnostic, &text, &index)]),
-                edit: Some(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() }),
+                edit: Some(lsp::WorkspaceEdit {
+                    changes: Some(changes),
+                    ..Default::default()
+                }),
                 is_preferred: Some(true),
                 ..Default::default()
             }));
@@ -548,12 +733,18 @@ fn document_symbol(node: ide::OutlineNode, text: &str, index: &LineIndex) -> lsp
         deprecated: None,
         range,
         selection_range: index.range(text, declaration.name_span),
-        children: Some(node.children.into_iter().map(|child| document_symbol(child, text, index)).collect()),
+        children: Some(
+            node.children
+                .into_iter()
+                .map(|child| document_symbol(child, text, index))
+                .collect(),
+        ),
     }
 }
 
 fn parse<P: DeserializeOwned>(params: Value) -> Result<P, Failure> {
-    serde_json::from_value(params).map_err(|e| (ErrorCode::InvalidParams, format!("invalid parameters: {e}")))
+    serde_json::from_value(params)
+        .map_err(|e| (ErrorCode::InvalidParams, format!("invalid parameters: {e}")))
 }
 
 fn to_value<T: serde::Serialize>(value: T) -> Value {
@@ -597,21 +788,35 @@ impl LineIndex {
         while !text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self.starts.partition_point(|&start| start as usize <= offset).saturating_sub(1);
+        let line = self
+            .starts
+            .partition_point(|&start| start as usize <= offset)
+            .saturating_sub(1);
         let start = self.starts.get(line).copied().unwrap_or(0) as usize;
-        let character = text.get(start..offset).map_or(0, |s| s.encode_utf16().count());
-        lsp::Position { line: line as u32, character: character as u32 }
+        let character = text
+            .get(start..offset)
+            .map_or(0, |s| s.encode_utf16().count());
+        lsp::Position {
+            line: line as u32,
+            character: character as u32,
+        }
     }
 
     fn range(&self, text: &str, span: harness_grammar::Span) -> lsp::Range {
-        lsp::Range { start: self.position(text, span.start), end: self.position(text, span.end) }
+        lsp::Range {
+            start: self.position(text, span.start),
+            end: self.position(text, span.end),
+        }
     }
 
     /// The byte offset of a position; `None` past the last line. A column past the end of its
     /// line means the end of the line, as the protocol specifies.
     fn offset(&self, text: &str, position: lsp::Position) -> Option<u32> {
         let start = *self.starts.get(position.line as usize)? as usize;
-        let end = self.starts.get(position.line as usize + 1).map_or(text.len(), |&next| next as usize - 1);
+        let end = self
+            .starts
+            .get(position.line as usize + 1)
+            .map_or(text.len(), |&next| next as usize - 1);
         let line = text.get(start..end)?;
         let line = line.strip_suffix('\r').unwrap_or(line);
         let mut units = 0u32;
@@ -654,7 +859,10 @@ fn percent_decode(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
         match (bytes[i], hex) {
             (b'%', Some(byte)) => {
                 out.push(byte);
@@ -707,12 +915,14 @@ fn stdio() -> (Connection, IoThreads) {
         let mut stdin = stdin.lock();
         while let Some(body) = read_frame(&mut stdin) {
             let message = match body {
-                Ok(body) => serde_json::from_slice::<Message>(&body).map_err(|e| (Some(body), e.to_string())),
+                Ok(body) => serde_json::from_slice::<Message>(&body)
+                    .map_err(|e| (Some(body), e.to_string())),
                 Err(error) => Err((None, error)),
             };
             match message {
                 Ok(message) => {
-                    let is_exit = matches!(&message, Message::Notification(n) if n.method == "exit");
+                    let is_exit =
+                        matches!(&message, Message::Notification(n) if n.method == "exit");
                     if reader_sender.send(message).is_err() || is_exit {
                         break;
                     }
@@ -723,7 +933,11 @@ fn stdio() -> (Connection, IoThreads) {
                     let id = body_id(&error);
                     match id {
                         Some(id) => {
-                            let response = Response::new_err(id, ErrorCode::InvalidRequest as i32, format!("malformed message: {}", error.1));
+                            let response = Response::new_err(
+                                id,
+                                ErrorCode::InvalidRequest as i32,
+                                format!("malformed message: {}", error.1),
+                            );
                             let _ = errors.send(Message::Response(response));
                         }
                         None => eprintln!("harness lsp: ignored a malformed message: {}", error.1),
@@ -732,7 +946,13 @@ fn stdio() -> (Connection, IoThreads) {
             }
         }
     });
-    (Connection { sender: writer_sender, receiver: reader_receiver }, IoThreads { reader, writer })
+    (
+        Connection {
+            sender: writer_sender,
+            receiver: reader_receiver,
+        },
+        IoThreads { reader, writer },
+    )
 }
 
 /// The id of a message body that is JSON with an `id`, for answering it with an error.
@@ -758,13 +978,17 @@ fn read_frame(input: &mut impl BufRead) -> Option<Result<Vec<u8>, String>> {
         if line.is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse::<usize>().ok();
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
         }
     }
-    let Some(length) = length else { return Some(Err("a message without a valid Content-Length header".to_owned())) };
+    let Some(length) = length else {
+        return Some(Err(
+            "a message without a valid Content-Length header".to_owned()
+        ));
+    };
     let mut body = vec![0; length];
     input.read_exact(&mut body).ok()?;
     Some(Ok(body))

@@ -255,7 +255,10 @@ impl std::fmt::Display for RenameError {
         match self {
             RenameError::NoSymbol => f.write_str("there is no name to rename here"),
             RenameError::NotRenamable(name) => {
-                write!(f, "`{name}` belongs to the library or the game and cannot be renamed here")
+                write!(
+                    f,
+                    "`{name}` belongs to the library or the game and cannot be renamed here"
+                )
             }
             RenameError::InvalidName(name) => write!(f, "`{name}` is not a valid name"),
         }
@@ -286,7 +289,9 @@ pub fn definition(ws: &Workspace, path: &str, offset: u32) -> Option<(String, Sp
 /// Every occurrence of the symbol under `offset`, across the workspace, declaration included,
 /// sorted by file and position.
 pub fn references(ws: &Workspace, path: &str, offset: u32) -> Vec<(String, Span)> {
-    let Some((symbol, _)) = symbol_at(ws, path, offset) else { return Vec::new() };
+    let Some((symbol, _)) = symbol_at(ws, path, offset) else {
+        return Vec::new();
+    };
     occurrences(ws, &symbol)
 }
 
@@ -299,7 +304,9 @@ fn occurrences(ws: &Workspace, symbol: &Symbol) -> Vec<(String, Span)> {
     };
     let mut out = Vec::new();
     for path in paths {
-        let Some(file) = FileView::new(ws, &path) else { continue };
+        let Some(file) = FileView::new(ws, &path) else {
+            continue;
+        };
         for chunk in file.chunks() {
             chunk.walk(&mut |ident, span, role, locals| {
                 if chunk.resolve(ident, span, &role, locals).as_ref() == Some(symbol) {
@@ -321,8 +328,10 @@ pub fn rename(
     new_name: &str,
 ) -> Result<BTreeMap<String, Vec<(Span, String)>>, RenameError> {
     let (symbol, span) = symbol_at(ws, path, offset).ok_or(RenameError::NoSymbol)?;
-    if matches!(symbol, Symbol::Builtin(_) | Symbol::Game(..) | Symbol::LibraryType(_))
-        || matches!(&symbol, Symbol::Variant { module: None, .. })
+    if matches!(
+        symbol,
+        Symbol::Builtin(_) | Symbol::Game(..) | Symbol::LibraryType(_)
+    ) || matches!(&symbol, Symbol::Variant { module: None, .. })
     {
         let text = ws.text(path).unwrap_or_default();
         let name = text.get(span.range()).unwrap_or_default().to_owned();
@@ -333,7 +342,10 @@ pub fn rename(
     }
     let mut edits: BTreeMap<String, Vec<(Span, String)>> = BTreeMap::new();
     for (file, span) in occurrences(ws, &symbol) {
-        edits.entry(file).or_default().push((span, new_name.to_owned()));
+        edits
+            .entry(file)
+            .or_default()
+            .push((span, new_name.to_owned()));
     }
     Ok(edits)
 }
@@ -341,16 +353,53 @@ pub fn rename(
 /// True for a name the lexer reads as one identifier and not as a keyword.
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    let starts_well = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     starts_well && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && !KEYWORDS.contains(&name)
 }
 
 /// The language's keywords, for completion and for refusing them as names.
 const KEYWORDS: &[&str] = &[
-    "harness", "use", "game", "type", "enum", "const", "config", "fn", "error", "layer", "needs", "state",
-    "tunable", "computed", "action", "available", "when", "requires", "else", "fail", "model", "with",
-    "probability", "otherwise", "on", "decide", "revise", "patch", "emit", "let", "if", "match", "in", "not",
-    "and", "or", "true", "false", "sim",
+    "harness",
+    "use",
+    "game",
+    "type",
+    "enum",
+    "const",
+    "config",
+    "fn",
+    "error",
+    "layer",
+    "needs",
+    "state",
+    "tunable",
+    "computed",
+    "action",
+    "available",
+    "when",
+    "requires",
+    "else",
+    "fail",
+    "model",
+    "with",
+    "probability",
+    "otherwise",
+    "on",
+    "decide",
+    "revise",
+    "patch",
+    "emit",
+    "let",
+    "if",
+    "match",
+    "in",
+    "not",
+    "and",
+    "or",
+    "true",
+    "false",
+    "sim",
 ];
 
 /// The hover text for `offset`: the symbol's signature and documentation, and the type of the
@@ -373,35 +422,57 @@ pub fn hover(ws: &Workspace, path: &str, offset: u32) -> Option<Hover> {
         span = Some(*at);
         parts.push(format!("```harness\n{ty}\n```"));
     }
-    Some(Hover { markdown: parts.join("\n\n"), span: span? })
+    Some(Hover {
+        markdown: parts.join("\n\n"),
+        span: span?,
+    })
 }
 
 /// A symbol's signature line and documentation.
-fn describe(ws: &Workspace, chunk: &ChunkView<'_>, symbol: &Symbol, ty: Option<&Ty>) -> (String, String) {
+fn describe(
+    ws: &Workspace,
+    chunk: &ChunkView<'_>,
+    symbol: &Symbol,
+    ty: Option<&Ty>,
+) -> (String, String) {
     let sigs = chunk.file.sigs;
     let game = chunk.scope.and_then(|s| s.game.as_ref());
     match symbol {
         Symbol::Local { file, span } => {
-            let name = ws.text(file).and_then(|t| t.get(span.range()).map(str::to_owned)).unwrap_or_default();
+            let name = ws
+                .text(file)
+                .and_then(|t| t.get(span.range()).map(str::to_owned))
+                .unwrap_or_default();
             match ty {
                 Some(ty) => (format!("{name}: {ty}"), String::new()),
                 None => (name, String::new()),
             }
         }
         Symbol::Builtin(name) => {
-            let builtin = sigs.builtins.iter().chain(game.into_iter().flat_map(|g| g.builtins.iter())).find(|b| b.name == *name);
+            let builtin = sigs
+                .builtins
+                .iter()
+                .chain(game.into_iter().flat_map(|g| g.builtins.iter()))
+                .find(|b| b.name == *name);
             match builtin {
                 Some(b) => (b.text.clone(), with_example(&b.doc, &b.example)),
                 None => (name.clone(), String::new()),
             }
         }
         Symbol::Game(kind, name) => {
-            let Some(game) = game else { return (format!("game.{name}"), String::new()) };
+            let Some(game) = game else {
+                return (format!("game.{name}"), String::new());
+            };
             match kind {
                 GameKind::Query => match game.queries.iter().find(|q| q.name == *name) {
                     Some(q) => {
                         let sig = match &q.sig {
-                            Some(sig) => format!("game.{}({}) -> {}", q.name, params_text(&sig.params), sig.ret),
+                            Some(sig) => format!(
+                                "game.{}({}) -> {}",
+                                q.name,
+                                params_text(&sig.params),
+                                sig.ret
+                            ),
                             None => format!("game.{}: {}", q.name, q.ty),
                         };
                         (sig, with_example(&q.doc, &q.example))
@@ -409,10 +480,21 @@ fn describe(ws: &Workspace, chunk: &ChunkView<'_>, symbol: &Symbol, ty: Option<&
                     None => (format!("game.{name}"), String::new()),
                 },
                 GameKind::Effect | GameKind::Observation => {
-                    let list = if *kind == GameKind::Effect { &game.effects } else { &game.observations };
-                    let what = if *kind == GameKind::Effect { "effect" } else { "observation" };
+                    let list = if *kind == GameKind::Effect {
+                        &game.effects
+                    } else {
+                        &game.observations
+                    };
+                    let what = if *kind == GameKind::Effect {
+                        "effect"
+                    } else {
+                        "observation"
+                    };
                     match list.iter().find(|m| m.name == *name) {
-                        Some(m) => (format!("{what} game.{}({})", m.name, params_text(&m.params)), m.doc.clone()),
+                        Some(m) => (
+                            format!("{what} game.{}({})", m.name, params_text(&m.params)),
+                            m.doc.clone(),
+                        ),
                         None => (format!("{what} game.{name}"), String::new()),
                     }
                 }
@@ -426,22 +508,41 @@ fn describe(ws: &Workspace, chunk: &ChunkView<'_>, symbol: &Symbol, ty: Option<&
                 .find(|t| t.name == *name)
                 .map(|t| t.doc.clone())
                 .or_else(|| {
-                    sigs.enums.iter().chain(game.into_iter().flat_map(|g| g.enums.iter())).find(|e| e.name == *name).map(|e| {
-                        let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.as_str()).collect();
-                        format!("{}\n\nvariants: {}", e.doc, variants.join(", "))
-                    })
+                    sigs.enums
+                        .iter()
+                        .chain(game.into_iter().flat_map(|g| g.enums.iter()))
+                        .find(|e| e.name == *name)
+                        .map(|e| {
+                            let variants: Vec<&str> =
+                                e.variants.iter().map(|(v, _)| v.as_str()).collect();
+                            format!("{}\n\nvariants: {}", e.doc, variants.join(", "))
+                        })
                 })
                 .unwrap_or_default();
             (format!("type {name}"), doc)
         }
-        Symbol::Variant { module: None, enum_name, variant } => {
+        Symbol::Variant {
+            module: None,
+            enum_name,
+            variant,
+        } => {
             let payload = chunk
                 .scope
                 .and_then(|s| s.enum_named(enum_name))
                 .and_then(|e| e.variants.iter().find(|(v, _)| v == variant))
-                .map(|(_, payload)| payload.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+                .map(|(_, payload)| {
+                    payload
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
                 .unwrap_or_default();
-            let payload = if payload.is_empty() { String::new() } else { format!("({payload})") };
+            let payload = if payload.is_empty() {
+                String::new()
+            } else {
+                format!("({payload})")
+            };
             (format!("{enum_name}.{variant}{payload}"), String::new())
         }
         _ => match declaration_of(ws, symbol) {
@@ -460,11 +561,19 @@ fn describe(ws: &Workspace, chunk: &ChunkView<'_>, symbol: &Symbol, ty: Option<&
 }
 
 fn with_example(doc: &str, example: &str) -> String {
-    if example.is_empty() { doc.to_owned() } else { format!("{doc}\n\nExample: `{example}`") }
+    if example.is_empty() {
+        doc.to_owned()
+    } else {
+        format!("{doc}\n\nExample: `{example}`")
+    }
 }
 
 fn params_text(params: &[crate::signatures::ParamSig]) -> String {
-    params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect::<Vec<_>>().join(", ")
+    params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.ty))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Finds the declaration of a symbol in the workspace.
@@ -492,15 +601,23 @@ fn declaration_of(ws: &Workspace, symbol: &Symbol) -> Option<(String, Declaratio
     }?;
     let (db, inputs) = ws.query_parts();
     let env = db::environment(db, inputs);
-    let path = env.file_modules.iter().find(|(_, m)| *m == module).map(|(p, _)| p.clone())?;
-    let decl = declarations(ws, &path).into_iter().find(|d| d.symbol == *symbol)?;
+    let path = env
+        .file_modules
+        .iter()
+        .find(|(_, m)| *m == module)
+        .map(|(p, _)| p.clone())?;
+    let decl = declarations(ws, &path)
+        .into_iter()
+        .find(|d| d.symbol == *symbol)?;
     Some((path, decl))
 }
 
 /// Every declaration of a file, in source order: items, layers, members, state fields, enum
 /// variants and record fields.
 pub fn declarations(ws: &Workspace, path: &str) -> Vec<Declaration> {
-    let Some(file) = FileView::new(ws, path) else { return Vec::new() };
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for chunk in file.chunks() {
         chunk.declarations(&mut out);
@@ -512,9 +629,15 @@ pub fn declarations(ws: &Workspace, path: &str) -> Vec<Declaration> {
 pub fn outline(ws: &Workspace, path: &str) -> Vec<OutlineNode> {
     let mut roots: Vec<OutlineNode> = Vec::new();
     for declaration in declarations(ws, path) {
-        let node = OutlineNode { declaration, children: Vec::new() };
+        let node = OutlineNode {
+            declaration,
+            children: Vec::new(),
+        };
         let parent = node.declaration.container.as_deref().and_then(|container| {
-            roots.iter_mut().rev().find(|root| root.declaration.name == container && root.declaration.span.start <= node.declaration.span.start)
+            roots.iter_mut().rev().find(|root| {
+                root.declaration.name == container
+                    && root.declaration.span.start <= node.declaration.span.start
+            })
         });
         match parent {
             // State fields are nested one level below their layer in the source, but they are
@@ -528,13 +651,23 @@ pub fn outline(ws: &Workspace, path: &str) -> Vec<OutlineNode> {
 
 /// The semantic tokens of a file, in source order.
 pub fn semantic_tokens(ws: &Workspace, path: &str) -> Vec<SemanticToken> {
-    let Some(file) = FileView::new(ws, path) else { return Vec::new() };
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for chunk in file.chunks() {
         chunk.walk(&mut |ident, span, role, locals| {
             let declaration = matches!(role, Role::Decl(_) | Role::LocalDecl);
-            let Some(symbol) = chunk.resolve(ident, span, &role, locals) else { return };
-            let library = matches!(symbol, Symbol::Builtin(_) | Symbol::Game(..) | Symbol::LibraryType(_) | Symbol::Variant { module: None, .. });
+            let Some(symbol) = chunk.resolve(ident, span, &role, locals) else {
+                return;
+            };
+            let library = matches!(
+                symbol,
+                Symbol::Builtin(_)
+                    | Symbol::Game(..)
+                    | Symbol::LibraryType(_)
+                    | Symbol::Variant { module: None, .. }
+            );
             let kind = match symbol {
                 Symbol::Def(_, kind) => match kind {
                     DefKind::Const | DefKind::Config | DefKind::Error => TokenKind::Constant,
@@ -553,7 +686,12 @@ pub fn semantic_tokens(ws: &Workspace, path: &str) -> Vec<SemanticToken> {
                 Symbol::Game(..) => TokenKind::Event,
                 Symbol::LibraryType(_) => TokenKind::Type,
             };
-            out.push(SemanticToken { span, kind, declaration, library });
+            out.push(SemanticToken {
+                span,
+                kind,
+                declaration,
+                library,
+            });
         });
     }
     out.sort();
@@ -570,14 +708,20 @@ pub fn quick_fix(diagnostic: &Diagnostic) -> Option<Fix> {
     if suggestion.is_empty() || suggestion.contains('`') || diagnostic.span.is_empty() {
         return None;
     }
-    Some(Fix { title: format!("replace with `{suggestion}`"), span: diagnostic.span, text: suggestion.to_owned() })
+    Some(Fix {
+        title: format!("replace with `{suggestion}`"),
+        span: diagnostic.span,
+        text: suggestion.to_owned(),
+    })
 }
 
 /// The completion items at `offset`: after `x.`, the members, fields, methods or variants of
 /// `x`; elsewhere, the locals declared before the cursor, the members of the cursor's layer and
 /// of the layers it needs (never of a layer above), the items, builtins, types and keywords.
 pub fn completions(ws: &Workspace, path: &str, offset: u32) -> Vec<Completion> {
-    let Some(file) = FileView::new(ws, path) else { return Vec::new() };
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
     let text = file.text;
     let offset = (offset as usize).min(text.len());
     let bytes = text.as_bytes();
@@ -602,7 +746,12 @@ pub fn completions(ws: &Workspace, path: &str, offset: u32) -> Vec<Completion> {
 fn keyword_completions() -> Vec<Completion> {
     KEYWORDS
         .iter()
-        .map(|k| Completion { label: (*k).to_owned(), kind: CompletionKind::Keyword, detail: String::new(), docs: String::new() })
+        .map(|k| Completion {
+            label: (*k).to_owned(),
+            kind: CompletionKind::Keyword,
+            detail: String::new(),
+            docs: String::new(),
+        })
         .collect()
 }
 
@@ -637,7 +786,9 @@ impl<'w> FileView<'w> {
 
     /// The chunks of the file, in order.
     fn chunks(&self) -> Vec<ChunkView<'_>> {
-        (0..db::outline(self.db, self.file).chunks.len()).filter_map(|ordinal| self.chunk(ordinal)).collect()
+        (0..db::outline(self.db, self.file).chunks.len())
+            .filter_map(|ordinal| self.chunk(ordinal))
+            .collect()
     }
 
     /// The chunk that holds `offset`, or the one that ends right before it (the cursor after
@@ -651,22 +802,41 @@ impl<'w> FileView<'w> {
     fn chunk(&self, ordinal: usize) -> Option<ChunkView<'_>> {
         let (chunk, offset) = *db::outline(self.db, self.file).chunks.get(ordinal)?;
         let parsed = db::parsed(self.db, chunk);
-        let layer_name = if chunk.kind(self.db) == ChunkKind::Member || chunk.kind(self.db) == ChunkKind::LayerHeader {
-            self.env.chunk_layers.get(self.path).and_then(|layers| layers.get(ordinal).cloned().flatten())
+        let layer_name = if chunk.kind(self.db) == ChunkKind::Member
+            || chunk.kind(self.db) == ChunkKind::LayerHeader
+        {
+            self.env
+                .chunk_layers
+                .get(self.path)
+                .and_then(|layers| layers.get(ordinal).cloned().flatten())
         } else {
             None
         };
-        let scope = self.module.and_then(|m| self.env.scopes.get(m)).map(|s| &**s);
+        let scope = self
+            .module
+            .and_then(|m| self.env.scopes.get(m))
+            .map(|s| &**s);
         let layer = match (scope, &layer_name) {
             (Some(scope), Some(name)) => scope.layer(name),
             _ => None,
         };
-        let ir = db::own_key(self.db, self.inputs, self.file, ordinal).map(|key| &db::check_chunk(self.db, self.inputs, key).ir);
+        let ir = db::own_key(self.db, self.inputs, self.file, ordinal)
+            .map(|key| &db::check_chunk(self.db, self.inputs, key).ir);
         let mut types = Vec::new();
         if let Some(ir) = ir {
             collect_chunk_types(ir, &mut types);
         }
-        Some(ChunkView { file: self, offset, items: &parsed.items, members: &parsed.members, scope, layer, layer_name, types, ir })
+        Some(ChunkView {
+            file: self,
+            offset,
+            items: &parsed.items,
+            members: &parsed.members,
+            scope,
+            layer,
+            layer_name,
+            types,
+            ir,
+        })
     }
 }
 
@@ -715,7 +885,10 @@ type Locals = [(String, Span)];
 
 impl<'f> ChunkView<'f> {
     fn file_span(&self, span: Span) -> Span {
-        Span { start: span.start + self.offset, end: span.end + self.offset }
+        Span {
+            start: span.start + self.offset,
+            end: span.end + self.offset,
+        }
     }
 
     fn module(&self) -> String {
@@ -723,12 +896,24 @@ impl<'f> ChunkView<'f> {
     }
 
     fn def_key(&self, name: &str, member: bool) -> DefKey {
-        DefKey { module: self.module(), layer: if member { self.layer_name.clone() } else { None }, name: name.to_owned() }
+        DefKey {
+            module: self.module(),
+            layer: if member {
+                self.layer_name.clone()
+            } else {
+                None
+            },
+            name: name.to_owned(),
+        }
     }
 
     /// Visits every name of the chunk with its role and the locals in scope.
     fn walk(&self, visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals)) {
-        let mut walker = Walker { chunk: self, locals: Vec::new(), visit };
+        let mut walker = Walker {
+            chunk: self,
+            locals: Vec::new(),
+            visit,
+        };
         for item in self.items {
             walker.item(item);
         }
@@ -750,10 +935,16 @@ impl<'f> ChunkView<'f> {
 
     /// The type of an expression of this chunk, from the IR or, for a name, from its declaration.
     fn expr_type(&self, expr: &ast::Expr, locals: &Locals) -> Option<Ty> {
-        if let Some((_, ty)) = self.types.iter().find(|(span, ty)| *span == expr.span && !matches!(ty, Ty::Error)) {
+        if let Some((_, ty)) = self
+            .types
+            .iter()
+            .find(|(span, ty)| *span == expr.span && !matches!(ty, Ty::Error))
+        {
             return Some(ty.clone());
         }
-        let ast::ExprKind::Name(name) = &expr.kind else { return None };
+        let ast::ExprKind::Name(name) = &expr.kind else {
+            return None;
+        };
         self.name_type(&name.name, locals)
     }
 
@@ -765,12 +956,16 @@ impl<'f> ChunkView<'f> {
         }
         if let Some((_, entry)) = self.find_member(name) {
             return match &entry.def {
-                MemberDef::State(_, ty) | MemberDef::Tunable(_, ty, _) | MemberDef::Computed(_, ty) => Some(ty.clone()),
+                MemberDef::State(_, ty)
+                | MemberDef::Tunable(_, ty, _)
+                | MemberDef::Computed(_, ty) => Some(ty.clone()),
                 _ => None,
             };
         }
         match scope.values.get(name) {
-            Some((ValueDef::Const { ty, .. } | ValueDef::Config { ty, .. }, _, _)) => Some(ty.clone()),
+            Some((ValueDef::Const { ty, .. } | ValueDef::Config { ty, .. }, _, _)) => {
+                Some(ty.clone())
+            }
             _ => None,
         }
     }
@@ -790,19 +985,32 @@ impl<'f> ChunkView<'f> {
             .chain(ir.handlers.iter().map(|h| &h.frame))
             .chain(ir.rules.iter().map(|r| &r.frame))
             .chain(ir.revises.iter().map(|r| &r.frame));
-        frames.flat_map(|f| f.locals.iter()).find(|l| l.name == name && !l.ty.has_error()).map(|l| l.ty.clone())
+        frames
+            .flat_map(|f| f.locals.iter())
+            .find(|l| l.name == name && !l.ty.has_error())
+            .map(|l| l.ty.clone())
     }
 
     /// A layer member by name, as the checker finds it: the chunk's layer, the layers it needs
     /// (nearest first), then any layer.
     fn find_member(&self, name: &str) -> Option<(LayerId, &'f crate::env::MemberEntry)> {
         let scope = self.scope?;
-        let lookup = |id: LayerId| scope.layers.get(id.index()).and_then(|l| l.members.get(name)).map(|e| (id, e));
+        let lookup = |id: LayerId| {
+            scope
+                .layers
+                .get(id.index())
+                .and_then(|l| l.members.get(name))
+                .map(|e| (id, e))
+        };
         if let Some(own) = self.layer {
             if let Some(found) = lookup(own) {
                 return Some(found);
             }
-            let below: Vec<LayerId> = scope.layers.get(own.index()).map(|l| l.below.iter().rev().copied().collect()).unwrap_or_default();
+            let below: Vec<LayerId> = scope
+                .layers
+                .get(own.index())
+                .map(|l| l.below.iter().rev().copied().collect())
+                .unwrap_or_default();
             if let Some(found) = below.into_iter().find_map(lookup) {
                 return Some(found);
             }
@@ -813,7 +1021,9 @@ impl<'f> ChunkView<'f> {
     /// The builtins visible in this chunk's module: the prelude, imported library modules and
     /// the game's methods.
     fn builtins(&self) -> Vec<&'f Builtin> {
-        let Some(scope) = self.scope else { return Vec::new() };
+        let Some(scope) = self.scope else {
+            return Vec::new();
+        };
         let visible = |b: &Builtin| match &b.module {
             None => true,
             Some(module) => match scope.std_imports.get(module) {
@@ -826,7 +1036,13 @@ impl<'f> ChunkView<'f> {
             },
         };
         let game = scope.game.iter().flat_map(|g| g.builtins.iter());
-        self.file.sigs.builtins.iter().filter(|b| visible(b)).chain(game).collect()
+        self.file
+            .sigs
+            .builtins
+            .iter()
+            .filter(|b| visible(b))
+            .chain(game)
+            .collect()
     }
 
     fn member_symbol(entry: &crate::env::MemberEntry) -> Symbol {
@@ -848,15 +1064,35 @@ impl<'f> ChunkView<'f> {
                 let is_enum = matches!(scope.types.get(name), Some(TypeDef::Enum(_)));
                 match self.declaring_module(name) {
                     Some(module) => Some(Symbol::Def(
-                        DefKey { module, layer: None, name: name.to_owned() },
-                        if is_enum { DefKind::Enum } else { DefKind::TypeAlias },
+                        DefKey {
+                            module,
+                            layer: None,
+                            name: name.to_owned(),
+                        },
+                        if is_enum {
+                            DefKind::Enum
+                        } else {
+                            DefKind::TypeAlias
+                        },
                     )),
                     None => Some(Symbol::LibraryType(name.to_owned())),
                 }
             }
             Some(TypeDef::Opaque(_)) => Some(Symbol::LibraryType(name.to_owned())),
-            None => matches!(name, "Int" | "Float" | "Bool" | "String" | "Option" | "List" | "Set" | "Map" | "Preview" | "Snapshot")
-                .then(|| Symbol::LibraryType(name.to_owned())),
+            None => matches!(
+                name,
+                "Int"
+                    | "Float"
+                    | "Bool"
+                    | "String"
+                    | "Option"
+                    | "List"
+                    | "Set"
+                    | "Map"
+                    | "Preview"
+                    | "Snapshot"
+            )
+            .then(|| Symbol::LibraryType(name.to_owned())),
         }
     }
 
@@ -866,14 +1102,22 @@ impl<'f> ChunkView<'f> {
         let scope = self.scope?;
         let (db, env) = (self.file.db, self.file.env);
         for module in &scope.program_modules {
-            let Some((path, _)) = env.file_modules.iter().find(|(_, m)| *m == module) else { continue };
-            let Some(file) = self.file_handle(path) else { continue };
+            let Some((path, _)) = env.file_modules.iter().find(|(_, m)| *m == module) else {
+                continue;
+            };
+            let Some(file) = self.file_handle(path) else {
+                continue;
+            };
             for (chunk, _) in &db::outline(db, file).chunks {
-                let declares = db::chunk_signature(db, *chunk).items.iter().any(|item| match item {
-                    ast::Item::TypeAlias(decl) => decl.name.name == name,
-                    ast::Item::Enum(decl) => decl.name.name == name,
-                    _ => false,
-                });
+                let declares =
+                    db::chunk_signature(db, *chunk)
+                        .items
+                        .iter()
+                        .any(|item| match item {
+                            ast::Item::TypeAlias(decl) => decl.name.name == name,
+                            ast::Item::Enum(decl) => decl.name.name == name,
+                            _ => false,
+                        });
                 if declares {
                     return Some(module.clone());
                 }
@@ -883,24 +1127,37 @@ impl<'f> ChunkView<'f> {
     }
 
     fn file_handle(&self, path: &str) -> Option<SourceFile> {
-        self.file.inputs.files(self.file.db).iter().copied().find(|f| f.path(self.file.db) == path)
+        self.file
+            .inputs
+            .files(self.file.db)
+            .iter()
+            .copied()
+            .find(|f| f.path(self.file.db) == path)
     }
 
     /// The symbol of a variant `name` of the enum `enum_name` visible here.
     fn variant_symbol(&self, enum_name: &str, variant: &str) -> Option<Symbol> {
         let scope = self.scope?;
-        let Some(TypeDef::Enum(index)) = scope.types.get(enum_name) else { return None };
+        let Some(TypeDef::Enum(index)) = scope.types.get(enum_name) else {
+            return None;
+        };
         let info = scope.enums.get(*index)?;
         if !info.variants.iter().any(|(v, _)| v == variant) {
             return None;
         }
-        Some(Symbol::Variant { module: self.declaring_module(enum_name), enum_name: enum_name.to_owned(), variant: variant.to_owned() })
+        Some(Symbol::Variant {
+            module: self.declaring_module(enum_name),
+            enum_name: enum_name.to_owned(),
+            variant: variant.to_owned(),
+        })
     }
 
     /// True when `base` is a bare name that is not a value, so `base.x` reads a namespace (an
     /// enum, a type or a layer).
     fn namespace<'e>(&self, base: &'e ast::Expr, locals: &Locals) -> Option<&'e ast::Ident> {
-        let ast::ExprKind::Name(name) = &base.kind else { return None };
+        let ast::ExprKind::Name(name) = &base.kind else {
+            return None;
+        };
         let scope = self.scope?;
         let is_value = locals.iter().any(|(n, _)| *n == name.name)
             || self.find_member(&name.name).is_some()
@@ -909,18 +1166,34 @@ impl<'f> ChunkView<'f> {
     }
 
     /// Resolves one name occurrence.
-    fn resolve(&self, ident: &ast::Ident, span: Span, role: &Role<'_>, locals: &Locals) -> Option<Symbol> {
+    fn resolve(
+        &self,
+        ident: &ast::Ident,
+        span: Span,
+        role: &Role<'_>,
+        locals: &Locals,
+    ) -> Option<Symbol> {
         let scope = self.scope?;
         let name = ident.name.as_str();
         match role {
             Role::Decl(symbol) => Some(symbol.clone()),
-            Role::LocalDecl => Some(Symbol::Local { file: self.file.path.to_owned(), span }),
+            Role::LocalDecl => Some(Symbol::Local {
+                file: self.file.path.to_owned(),
+                span,
+            }),
             Role::Value => {
                 if let Some((_, at)) = locals.iter().rev().find(|(n, _)| n == name) {
-                    return Some(Symbol::Local { file: self.file.path.to_owned(), span: *at });
+                    return Some(Symbol::Local {
+                        file: self.file.path.to_owned(),
+                        span: *at,
+                    });
                 }
                 if name == "Some" || name == "None" {
-                    return Some(Symbol::Variant { module: None, enum_name: "Option".into(), variant: name.into() });
+                    return Some(Symbol::Variant {
+                        module: None,
+                        enum_name: "Option".into(),
+                        variant: name.into(),
+                    });
                 }
                 if let Some((_, entry)) = self.find_member(name) {
                     return Some(Self::member_symbol(entry));
@@ -933,11 +1206,21 @@ impl<'f> ChunkView<'f> {
                     };
                     return Some(Symbol::Def(key.clone(), kind));
                 }
-                if let Some(builtin) = self.builtins().into_iter().find(|b| b.short_name == name && b.kind == BuiltinKind::Function) {
+                if let Some(builtin) = self
+                    .builtins()
+                    .into_iter()
+                    .find(|b| b.short_name == name && b.kind == BuiltinKind::Function)
+                {
                     return Some(Symbol::Builtin(builtin.name.clone()));
                 }
-                if let Some(layer) = scope.layer(name).and_then(|id| scope.layers.get(id.index())) {
-                    return Some(Symbol::Layer { module: layer.module.clone(), name: layer.name.clone() });
+                if let Some(layer) = scope
+                    .layer(name)
+                    .and_then(|id| scope.layers.get(id.index()))
+                {
+                    return Some(Symbol::Layer {
+                        module: layer.module.clone(),
+                        name: layer.name.clone(),
+                    });
                 }
                 self.type_symbol(name)
             }
@@ -954,7 +1237,10 @@ impl<'f> ChunkView<'f> {
                     if let Some(symbol) = self.variant_symbol(&ns.name, name) {
                         return Some(symbol);
                     }
-                    if let Some(layer) = scope.layer(&ns.name).and_then(|id| scope.layers.get(id.index())) {
+                    if let Some(layer) = scope
+                        .layer(&ns.name)
+                        .and_then(|id| scope.layers.get(id.index()))
+                    {
                         return layer.members.get(name).map(Self::member_symbol);
                     }
                     if method {
@@ -972,7 +1258,10 @@ impl<'f> ChunkView<'f> {
                     return self
                         .builtins()
                         .into_iter()
-                        .find(|b| b.short_name == name && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner))
+                        .find(|b| {
+                            b.short_name == name
+                                && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner)
+                        })
                         .map(|b| Symbol::Builtin(b.name.clone()));
                 }
                 match ty {
@@ -980,35 +1269,70 @@ impl<'f> ChunkView<'f> {
                         let alias = record.name.clone()?;
                         record.fields.iter().any(|(f, _)| f == name).then_some(())?;
                         let module = self.declaring_module(&alias)?;
-                        Some(Symbol::Field { record: DefKey { module, layer: None, name: alias }, field: name.to_owned() })
+                        Some(Symbol::Field {
+                            record: DefKey {
+                                module,
+                                layer: None,
+                                name: alias,
+                            },
+                            field: name.to_owned(),
+                        })
                     }
-                    Ty::Snapshot => self.find_member(name).map(|(_, entry)| Self::member_symbol(entry)),
+                    Ty::Snapshot => self
+                        .find_member(name)
+                        .map(|(_, entry)| Self::member_symbol(entry)),
                     _ => None,
                 }
             }
             Role::Game(kind) => Some(Symbol::Game(*kind, name.to_owned())),
             Role::Type(text) => self.type_symbol(text),
-            Role::Variant(enum_name) if enum_name.is_empty() => {
-                matches!(name, "Some" | "None").then(|| Symbol::Variant { module: None, enum_name: "Option".into(), variant: name.into() })
-            }
+            Role::Variant(enum_name) if enum_name.is_empty() => matches!(name, "Some" | "None")
+                .then(|| Symbol::Variant {
+                    module: None,
+                    enum_name: "Option".into(),
+                    variant: name.into(),
+                }),
             Role::Variant(enum_name) => self.variant_symbol(enum_name, name),
             Role::RecordField(record) => {
                 let module = self.declaring_module(record)?;
-                Some(Symbol::Field { record: DefKey { module, layer: None, name: record.clone() }, field: name.to_owned() })
+                Some(Symbol::Field {
+                    record: DefKey {
+                        module,
+                        layer: None,
+                        name: record.clone(),
+                    },
+                    field: name.to_owned(),
+                })
             }
-            Role::ErrorCode => scope.errors.get(name).map(|(_, key)| Symbol::Def(key.clone(), DefKind::Error)),
+            Role::ErrorCode => scope
+                .errors
+                .get(name)
+                .map(|(_, key)| Symbol::Def(key.clone(), DefKind::Error)),
             Role::Layer => scope
                 .layer(name)
                 .and_then(|id| scope.layers.get(id.index()))
-                .map(|layer| Symbol::Layer { module: layer.module.clone(), name: layer.name.clone() }),
+                .map(|layer| Symbol::Layer {
+                    module: layer.module.clone(),
+                    name: layer.name.clone(),
+                }),
         }
     }
 
     /// Collects the declarations of this chunk.
     fn declarations(&self, out: &mut Vec<Declaration>) {
         let text = self.file.text;
-        let src = |span: Span| text.get(self.file_span(span).range()).unwrap_or_default().trim().to_owned();
-        let mut push = |symbol: Symbol, name: &ast::Ident, span: Span, detail: String, docs: &ast::Docs, container: Option<String>| {
+        let src = |span: Span| {
+            text.get(self.file_span(span).range())
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        };
+        let mut push = |symbol: Symbol,
+                        name: &ast::Ident,
+                        span: Span,
+                        detail: String,
+                        docs: &ast::Docs,
+                        container: Option<String>| {
             out.push(Declaration {
                 symbol,
                 name: name.name.clone(),
@@ -1020,48 +1344,132 @@ impl<'f> ChunkView<'f> {
             });
         };
         let no_docs = ast::Docs::default();
-        let params = |params: &[ast::TypedParam]| params.iter().map(|p| src(p.span)).collect::<Vec<_>>().join(", ");
+        let params = |params: &[ast::TypedParam]| {
+            params
+                .iter()
+                .map(|p| src(p.span))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         for item in self.items {
             let def = |name: &ast::Ident, kind| Symbol::Def(self.def_key(&name.name, false), kind);
             match item {
                 ast::Item::TypeAlias(decl) => {
-                    push(def(&decl.name, DefKind::TypeAlias), &decl.name, decl.span, format!("type {} = {}", decl.name.name, src(decl.ty.span())), &decl.docs, None);
+                    push(
+                        def(&decl.name, DefKind::TypeAlias),
+                        &decl.name,
+                        decl.span,
+                        format!("type {} = {}", decl.name.name, src(decl.ty.span())),
+                        &decl.docs,
+                        None,
+                    );
                     if let ast::TypeExpr::Record { fields, .. } = &decl.ty {
                         for (field, ty) in fields {
                             let record = self.def_key(&decl.name.name, false);
-                            let symbol = Symbol::Field { record, field: field.name.clone() };
-                            push(symbol, field, field.span.to(ty.span()), format!("{}: {}", field.name, src(ty.span())), &no_docs, Some(decl.name.name.clone()));
+                            let symbol = Symbol::Field {
+                                record,
+                                field: field.name.clone(),
+                            };
+                            push(
+                                symbol,
+                                field,
+                                field.span.to(ty.span()),
+                                format!("{}: {}", field.name, src(ty.span())),
+                                &no_docs,
+                                Some(decl.name.name.clone()),
+                            );
                         }
                     }
                 }
                 ast::Item::Enum(decl) => {
-                    push(def(&decl.name, DefKind::Enum), &decl.name, decl.span, format!("enum {}", decl.name.name), &decl.docs, None);
+                    push(
+                        def(&decl.name, DefKind::Enum),
+                        &decl.name,
+                        decl.span,
+                        format!("enum {}", decl.name.name),
+                        &decl.docs,
+                        None,
+                    );
                     for variant in &decl.variants {
-                        let symbol = Symbol::Variant { module: Some(self.module()), enum_name: decl.name.name.clone(), variant: variant.name.name.clone() };
-                        push(symbol, &variant.name, variant.span, format!("{}.{}", decl.name.name, src(variant.span)), &no_docs, Some(decl.name.name.clone()));
+                        let symbol = Symbol::Variant {
+                            module: Some(self.module()),
+                            enum_name: decl.name.name.clone(),
+                            variant: variant.name.name.clone(),
+                        };
+                        push(
+                            symbol,
+                            &variant.name,
+                            variant.span,
+                            format!("{}.{}", decl.name.name, src(variant.span)),
+                            &no_docs,
+                            Some(decl.name.name.clone()),
+                        );
                     }
                 }
                 ast::Item::Const(decl) => {
-                    push(def(&decl.name, DefKind::Const), &decl.name, decl.span, format!("const {}: {}", decl.name.name, src(decl.ty.span())), &decl.docs, None);
+                    push(
+                        def(&decl.name, DefKind::Const),
+                        &decl.name,
+                        decl.span,
+                        format!("const {}: {}", decl.name.name, src(decl.ty.span())),
+                        &decl.docs,
+                        None,
+                    );
                 }
                 ast::Item::Config(block) => {
                     for param in &block.params {
-                        push(def(&param.name, DefKind::Config), &param.name, param.span, format!("config {}", src(param.span)), &param.docs, None);
+                        push(
+                            def(&param.name, DefKind::Config),
+                            &param.name,
+                            param.span,
+                            format!("config {}", src(param.span)),
+                            &param.docs,
+                            None,
+                        );
                     }
                 }
                 ast::Item::Fn(decl) => {
-                    let detail = format!("fn {}({}) -> {}", decl.name.name, params(&decl.params), src(decl.ret.span()));
-                    push(def(&decl.name, DefKind::Fn), &decl.name, decl.span, detail, &decl.docs, None);
+                    let detail = format!(
+                        "fn {}({}) -> {}",
+                        decl.name.name,
+                        params(&decl.params),
+                        src(decl.ret.span())
+                    );
+                    push(
+                        def(&decl.name, DefKind::Fn),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        None,
+                    );
                 }
                 ast::Item::Error(decl) => {
-                    push(def(&decl.name, DefKind::Error), &decl.name, decl.span, format!("error {} = {}", decl.name.name, src(decl.message.span)), &decl.docs, None);
+                    push(
+                        def(&decl.name, DefKind::Error),
+                        &decl.name,
+                        decl.span,
+                        format!("error {} = {}", decl.name.name, src(decl.message.span)),
+                        &decl.docs,
+                        None,
+                    );
                 }
                 ast::Item::Layer(layer) => {
                     let needs: Vec<&str> = layer.needs.iter().map(|n| n.name.as_str()).collect();
-                    let detail = if needs.is_empty() { format!("layer {}", layer.name.name) } else { format!("layer {} needs {}", layer.name.name, needs.join(", ")) };
-                    let symbol = Symbol::Layer { module: self.module(), name: layer.name.name.clone() };
+                    let detail = if needs.is_empty() {
+                        format!("layer {}", layer.name.name)
+                    } else {
+                        format!("layer {} needs {}", layer.name.name, needs.join(", "))
+                    };
+                    let symbol = Symbol::Layer {
+                        module: self.module(),
+                        name: layer.name.name.clone(),
+                    };
                     // The header chunk ends at the layer's `{`; the outline spans the members too.
-                    let span = Span { start: layer.span.start, end: layer.span.end.min(self.end_of_layer(layer.span.start)) };
+                    let span = Span {
+                        start: layer.span.start,
+                        end: layer.span.end.min(self.end_of_layer(layer.span.start)),
+                    };
                     push(symbol, &layer.name, span, detail, &layer.docs, None);
                 }
                 ast::Item::Use(_) | ast::Item::Invalid(_) => {}
@@ -1074,23 +1482,63 @@ impl<'f> ChunkView<'f> {
                 ast::Member::State(block) => {
                     for field in &block.fields {
                         let detail = format!("state {}: {}", field.name.name, src(field.ty.span()));
-                        push(def(&field.name, DefKind::State), &field.name, field.span, detail, &field.docs, container.clone());
+                        push(
+                            def(&field.name, DefKind::State),
+                            &field.name,
+                            field.span,
+                            detail,
+                            &field.docs,
+                            container.clone(),
+                        );
                     }
                 }
                 ast::Member::Tunable(param) => {
-                    push(def(&param.name, DefKind::Tunable), &param.name, param.span, format!("tunable {}", src(param.span)), &param.docs, container.clone());
+                    push(
+                        def(&param.name, DefKind::Tunable),
+                        &param.name,
+                        param.span,
+                        format!("tunable {}", src(param.span)),
+                        &param.docs,
+                        container.clone(),
+                    );
                 }
                 ast::Member::Computed(decl) => {
                     let detail = format!("computed {}: {}", decl.name.name, src(decl.ty.span()));
-                    push(def(&decl.name, DefKind::Computed), &decl.name, decl.span, detail, &decl.docs, container.clone());
+                    push(
+                        def(&decl.name, DefKind::Computed),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
                 }
                 ast::Member::Fn(decl) => {
-                    let detail = format!("fn {}({}) -> {}", decl.name.name, params(&decl.params), src(decl.ret.span()));
-                    push(def(&decl.name, DefKind::Fn), &decl.name, decl.span, detail, &decl.docs, container.clone());
+                    let detail = format!(
+                        "fn {}({}) -> {}",
+                        decl.name.name,
+                        params(&decl.params),
+                        src(decl.ret.span())
+                    );
+                    push(
+                        def(&decl.name, DefKind::Fn),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
                 }
                 ast::Member::Action(decl) => {
                     let detail = format!("action {}({})", decl.name.name, params(&decl.params));
-                    push(def(&decl.name, DefKind::Action), &decl.name, decl.span, detail, &decl.docs, container.clone());
+                    push(
+                        def(&decl.name, DefKind::Action),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
                 }
                 ast::Member::Model(_)
                 | ast::Member::On(_)
@@ -1105,12 +1553,15 @@ impl<'f> ChunkView<'f> {
     /// terms: the end of its last member chunk, or of the header when it has none.
     fn end_of_layer(&self, start: u32) -> u32 {
         let chunks = &db::outline(self.file.db, self.file.file).chunks;
-        let Some(ordinal) = chunks.iter().position(|(_, offset)| *offset == self.offset) else { return u32::MAX };
+        let Some(ordinal) = chunks.iter().position(|(_, offset)| *offset == self.offset) else {
+            return u32::MAX;
+        };
         let layers = self.file.env.chunk_layers.get(self.file.path);
         let mut end = None;
         for (index, (chunk, offset)) in chunks.iter().enumerate().skip(ordinal + 1) {
             let is_member = chunk.kind(self.file.db) == ChunkKind::Member;
-            let same_layer = layers.and_then(|l| l.get(index)).cloned().flatten() == self.layer_name;
+            let same_layer =
+                layers.and_then(|l| l.get(index)).cloned().flatten() == self.layer_name;
             if !is_member || !same_layer {
                 break;
             }
@@ -1128,18 +1579,34 @@ impl<'f> ChunkView<'f> {
         let text = self.file.text;
         let bytes = text.as_bytes();
         let mut start = dot as usize;
-        while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_' || bytes[start - 1] == b'.') {
+        while start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric()
+                || bytes[start - 1] == b'_'
+                || bytes[start - 1] == b'.')
+        {
             start -= 1;
         }
         let chain: Vec<&str> = text[start..dot as usize].split('.').collect();
-        let Some(scope) = self.scope else { return Vec::new() };
+        let Some(scope) = self.scope else {
+            return Vec::new();
+        };
         let locals = self.locals_before(dot);
-        let item = |label: &str, kind, detail: String, docs: &str| Completion { label: label.to_owned(), kind, detail, docs: docs.to_owned() };
+        let item = |label: &str, kind, detail: String, docs: &str| Completion {
+            label: label.to_owned(),
+            kind,
+            detail,
+            docs: docs.to_owned(),
+        };
         // The type of a receiver that is not a plain name (a call, an index...) comes from the
         // expression that ends right at the dot, when the checker saw one.
         let typed = || -> Option<Ty> {
             let rel = dot.checked_sub(self.offset)?;
-            let from_ir = self.types.iter().filter(|(span, ty)| span.end == rel && !ty.has_error()).max_by_key(|(span, _)| span.len()).map(|(_, ty)| ty.clone());
+            let from_ir = self
+                .types
+                .iter()
+                .filter(|(span, ty)| span.end == rel && !ty.has_error())
+                .max_by_key(|(span, _)| span.len())
+                .map(|(_, ty)| ty.clone());
             from_ir.or_else(|| {
                 let (first, rest) = chain.split_first()?;
                 let mut ty = self.name_type(first, &locals)?;
@@ -1158,42 +1625,91 @@ impl<'f> ChunkView<'f> {
                 if let Some(game) = &scope.game {
                     for q in &game.queries {
                         let (kind, detail) = match &q.sig {
-                            Some(sig) => (CompletionKind::Function, format!("fn({}) -> {}", params_text(&sig.params), sig.ret)),
+                            Some(sig) => (
+                                CompletionKind::Function,
+                                format!("fn({}) -> {}", params_text(&sig.params), sig.ret),
+                            ),
                             None => (CompletionKind::Property, q.ty.to_string()),
                         };
                         out.push(item(&q.name, kind, detail, &q.doc));
                     }
                     for m in &game.effects {
-                        out.push(item(&m.name, CompletionKind::Event, format!("effect ({})", params_text(&m.params)), &m.doc));
+                        out.push(item(
+                            &m.name,
+                            CompletionKind::Event,
+                            format!("effect ({})", params_text(&m.params)),
+                            &m.doc,
+                        ));
                     }
                     for m in &game.observations {
-                        out.push(item(&m.name, CompletionKind::Event, format!("observation ({})", params_text(&m.params)), &m.doc));
+                        out.push(item(
+                            &m.name,
+                            CompletionKind::Event,
+                            format!("observation ({})", params_text(&m.params)),
+                            &m.doc,
+                        ));
                     }
                 }
                 return out;
             }
-            ["sim"] => return vec![item("next", CompletionKind::Function, "sim.next(action(args)) -> Preview".into(), "A one-step preview of an action.")],
+            ["sim"] => {
+                return vec![item(
+                    "next",
+                    CompletionKind::Function,
+                    "sim.next(action(args)) -> Preview".into(),
+                    "A one-step preview of an action.",
+                )];
+            }
             [name] if self.namespace(&name_expr(name), &locals).is_some() => {
                 if let Some(TypeDef::Enum(index)) = scope.types.get(*name) {
                     if let Some(info) = scope.enums.get(*index) {
                         for (variant, payload) in &info.variants {
-                            let payload = payload.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-                            out.push(item(variant, CompletionKind::Variant, if payload.is_empty() { info.name.clone() } else { format!("{}({payload})", info.name) }, ""));
+                            let payload = payload
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            out.push(item(
+                                variant,
+                                CompletionKind::Variant,
+                                if payload.is_empty() {
+                                    info.name.clone()
+                                } else {
+                                    format!("{}({payload})", info.name)
+                                },
+                                "",
+                            ));
                         }
                     }
                     return out;
                 }
                 if let Some(id) = scope.layer(name) {
                     // Only a layer the cursor's layer may read (itself or one it needs).
-                    let visible = self.layer.is_none_or(|own| own == id || scope.layers.get(own.index()).is_some_and(|l| l.below.contains(&id)));
+                    let visible = self.layer.is_none_or(|own| {
+                        own == id
+                            || scope
+                                .layers
+                                .get(own.index())
+                                .is_some_and(|l| l.below.contains(&id))
+                    });
                     if let (true, Some(layer)) = (visible, scope.layers.get(id.index())) {
-                        out.extend(layer.members.iter().map(|(n, e)| member_completion(n, &e.def)));
+                        out.extend(
+                            layer
+                                .members
+                                .iter()
+                                .map(|(n, e)| member_completion(n, &e.def)),
+                        );
                     }
                     return out;
                 }
                 for b in self.builtins() {
                     if matches!(&b.kind, BuiltinKind::Static(owner) if owner == name) {
-                        out.push(item(&b.short_name, CompletionKind::Function, b.text.clone(), &b.doc));
+                        out.push(item(
+                            &b.short_name,
+                            CompletionKind::Function,
+                            b.text.clone(),
+                            &b.doc,
+                        ));
                     }
                 }
                 return out;
@@ -1207,13 +1723,23 @@ impl<'f> ChunkView<'f> {
                     out.push(item(field, CompletionKind::Field, ty.to_string(), ""));
                 }
             }
-            Ty::Snapshot => out.extend(self.visible_members().into_iter().filter(|(_, e)| !matches!(e.def, MemberDef::Fn(_) | MemberDef::Action(..))).map(|(n, e)| member_completion(n, &e.def))),
+            Ty::Snapshot => out.extend(
+                self.visible_members()
+                    .into_iter()
+                    .filter(|(_, e)| !matches!(e.def, MemberDef::Fn(_) | MemberDef::Action(..)))
+                    .map(|(n, e)| member_completion(n, &e.def)),
+            ),
             _ => {}
         }
         if let Some(owner) = type_constructor(&ty) {
             for b in self.builtins() {
                 if matches!(&b.kind, BuiltinKind::Method(o) if *o == owner) {
-                    out.push(item(&b.short_name, CompletionKind::Method, b.text.clone(), &b.doc));
+                    out.push(item(
+                        &b.short_name,
+                        CompletionKind::Method,
+                        b.text.clone(),
+                        &b.doc,
+                    ));
                 }
             }
         }
@@ -1222,12 +1748,17 @@ impl<'f> ChunkView<'f> {
 
     /// The members of the chunk's layer and of the layers it needs: what a member may read.
     fn visible_members(&self) -> Vec<(&'f String, &'f crate::env::MemberEntry)> {
-        let (Some(scope), Some(own)) = (self.scope, self.layer) else { return Vec::new() };
+        let (Some(scope), Some(own)) = (self.scope, self.layer) else {
+            return Vec::new();
+        };
         let mut ids = vec![own];
         if let Some(layer) = scope.layers.get(own.index()) {
             ids.extend(layer.below.iter().copied());
         }
-        ids.iter().filter_map(|id| scope.layers.get(id.index())).flat_map(|l| l.members.iter()).collect()
+        ids.iter()
+            .filter_map(|id| scope.layers.get(id.index()))
+            .flat_map(|l| l.members.iter())
+            .collect()
     }
 
     /// The locals declared in this chunk before `offset` (in the file). This over-approximates
@@ -1246,43 +1777,93 @@ impl<'f> ChunkView<'f> {
     fn scope_completions(&self, offset: u32) -> Vec<Completion> {
         let mut out = keyword_completions();
         let Some(scope) = self.scope else { return out };
-        let item = |label: &str, kind, detail: String, docs: &str| Completion { label: label.to_owned(), kind, detail, docs: docs.to_owned() };
+        let item = |label: &str, kind, detail: String, docs: &str| Completion {
+            label: label.to_owned(),
+            kind,
+            detail,
+            docs: docs.to_owned(),
+        };
         for (name, _) in self.locals_before(offset) {
-            let detail = self.local_type(&name).map(|t| t.to_string()).unwrap_or_default();
+            let detail = self
+                .local_type(&name)
+                .map(|t| t.to_string())
+                .unwrap_or_default();
             out.push(item(&name, CompletionKind::Local, detail, ""));
         }
-        out.extend(self.visible_members().into_iter().map(|(n, e)| member_completion(n, &e.def)));
+        out.extend(
+            self.visible_members()
+                .into_iter()
+                .map(|(n, e)| member_completion(n, &e.def)),
+        );
         if let (Some(scope), Some(own)) = (self.scope, self.layer) {
             // Layer names for qualified reads and `revise layer.tunable`: this layer and below.
             let mut ids = vec![own];
-            ids.extend(scope.layers.get(own.index()).into_iter().flat_map(|l| l.below.iter().copied()));
+            ids.extend(
+                scope
+                    .layers
+                    .get(own.index())
+                    .into_iter()
+                    .flat_map(|l| l.below.iter().copied()),
+            );
             for layer in ids.iter().filter_map(|id| scope.layers.get(id.index())) {
-                out.push(item(&layer.name, CompletionKind::Layer, format!("layer {}", layer.name), ""));
+                out.push(item(
+                    &layer.name,
+                    CompletionKind::Layer,
+                    format!("layer {}", layer.name),
+                    "",
+                ));
             }
         }
         for (name, (def, _, _)) in &scope.values {
             let (kind, detail) = match def {
-                ValueDef::Const { ty, .. } => (CompletionKind::Constant, format!("const {name}: {ty}")),
-                ValueDef::Config { ty, .. } => (CompletionKind::Constant, format!("config {name}: {ty}")),
-                ValueDef::Fn(info) => (CompletionKind::Function, fn_detail(name, &info.params, &info.ret)),
+                ValueDef::Const { ty, .. } => {
+                    (CompletionKind::Constant, format!("const {name}: {ty}"))
+                }
+                ValueDef::Config { ty, .. } => {
+                    (CompletionKind::Constant, format!("config {name}: {ty}"))
+                }
+                ValueDef::Fn(info) => (
+                    CompletionKind::Function,
+                    fn_detail(name, &info.params, &info.ret),
+                ),
             };
             out.push(item(name, kind, detail, ""));
         }
         for b in self.builtins() {
             if b.kind == BuiltinKind::Function {
-                out.push(item(&b.short_name, CompletionKind::Function, b.text.clone(), &b.doc));
+                out.push(item(
+                    &b.short_name,
+                    CompletionKind::Function,
+                    b.text.clone(),
+                    &b.doc,
+                ));
             }
         }
         for (name, def) in &scope.types {
-            let kind = if matches!(def, TypeDef::Enum(_)) { CompletionKind::Enum } else { CompletionKind::Type };
+            let kind = if matches!(def, TypeDef::Enum(_)) {
+                CompletionKind::Enum
+            } else {
+                CompletionKind::Type
+            };
             out.push(item(name, kind, format!("type {name}"), ""));
         }
-        for name in ["Int", "Float", "Bool", "String", "Option", "List", "Set", "Map", "Some", "None"] {
-            let kind = if matches!(name, "Some" | "None") { CompletionKind::Variant } else { CompletionKind::Type };
+        for name in [
+            "Int", "Float", "Bool", "String", "Option", "List", "Set", "Map", "Some", "None",
+        ] {
+            let kind = if matches!(name, "Some" | "None") {
+                CompletionKind::Variant
+            } else {
+                CompletionKind::Type
+            };
             out.push(item(name, kind, String::new(), ""));
         }
         for name in scope.errors.keys() {
-            out.push(item(name, CompletionKind::Constant, format!("error {name}"), ""));
+            out.push(item(
+                name,
+                CompletionKind::Constant,
+                format!("error {name}"),
+                "",
+            ));
         }
         out
     }
@@ -1290,11 +1871,21 @@ impl<'f> ChunkView<'f> {
 
 /// A name expression, to ask [`ChunkView::namespace`] about a word of the text.
 fn name_expr(name: &str) -> ast::Expr {
-    ast::Expr { kind: ast::ExprKind::Name(ast::Ident { name: name.to_owned(), span: Span::default() }), span: Span::default() }
+    ast::Expr {
+        kind: ast::ExprKind::Name(ast::Ident {
+            name: name.to_owned(),
+            span: Span::default(),
+        }),
+        span: Span::default(),
+    }
 }
 
 fn fn_detail(name: &str, params: &[(String, Ty)], ret: &Ty) -> String {
-    let params = params.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
+    let params = params
+        .iter()
+        .map(|(n, t)| format!("{n}: {t}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!("fn {name}({params}) -> {ret}")
 }
 
@@ -1303,13 +1894,25 @@ fn member_completion(name: &str, def: &MemberDef) -> Completion {
         MemberDef::State(_, ty) => (CompletionKind::Property, format!("state {name}: {ty}")),
         MemberDef::Tunable(_, ty, _) => (CompletionKind::Property, format!("tunable {name}: {ty}")),
         MemberDef::Computed(_, ty) => (CompletionKind::Property, format!("computed {name}: {ty}")),
-        MemberDef::Fn(info) => (CompletionKind::Function, fn_detail(name, &info.params, &info.ret)),
+        MemberDef::Fn(info) => (
+            CompletionKind::Function,
+            fn_detail(name, &info.params, &info.ret),
+        ),
         MemberDef::Action(_, params) => {
-            let params = params.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
+            let params = params
+                .iter()
+                .map(|(n, t)| format!("{n}: {t}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             (CompletionKind::Action, format!("action {name}({params})"))
         }
     };
-    Completion { label: name.to_owned(), kind, detail, docs: String::new() }
+    Completion {
+        label: name.to_owned(),
+        kind,
+        detail,
+        docs: String::new(),
+    }
 }
 
 /// Walks a chunk's syntax tree, tracking the locals in scope.
@@ -1330,7 +1933,8 @@ impl Walker<'_, '_> {
 
     fn local(&mut self, ident: &ast::Ident) {
         self.name(ident, Role::LocalDecl);
-        self.locals.push((ident.name.clone(), self.chunk.file_span(ident.span)));
+        self.locals
+            .push((ident.name.clone(), self.chunk.file_span(ident.span)));
     }
 
     fn def(&mut self, ident: &ast::Ident, kind: DefKind, member: bool) {
@@ -1346,7 +1950,13 @@ impl Walker<'_, '_> {
                 if let ast::TypeExpr::Record { fields, .. } = &decl.ty {
                     for (field, ty) in fields {
                         let record = self.chunk.def_key(&decl.name.name, false);
-                        self.name(field, Role::Decl(Symbol::Field { record, field: field.name.clone() }));
+                        self.name(
+                            field,
+                            Role::Decl(Symbol::Field {
+                                record,
+                                field: field.name.clone(),
+                            }),
+                        );
                         self.ty(ty);
                     }
                 } else {
@@ -1356,7 +1966,11 @@ impl Walker<'_, '_> {
             ast::Item::Enum(decl) => {
                 self.def(&decl.name, DefKind::Enum, false);
                 for variant in &decl.variants {
-                    let symbol = Symbol::Variant { module: Some(self.chunk.module()), enum_name: decl.name.name.clone(), variant: variant.name.name.clone() };
+                    let symbol = Symbol::Variant {
+                        module: Some(self.chunk.module()),
+                        enum_name: decl.name.name.clone(),
+                        variant: variant.name.name.clone(),
+                    };
                     self.name(&variant.name, Role::Decl(symbol));
                     variant.payload.iter().for_each(|t| self.ty(t));
                 }
@@ -1378,7 +1992,10 @@ impl Walker<'_, '_> {
             }
             ast::Item::Error(decl) => self.def(&decl.name, DefKind::Error, false),
             ast::Item::Layer(layer) => {
-                let symbol = Symbol::Layer { module: self.chunk.module(), name: layer.name.name.clone() };
+                let symbol = Symbol::Layer {
+                    module: self.chunk.module(),
+                    name: layer.name.name.clone(),
+                };
                 self.name(&layer.name, Role::Decl(symbol));
                 for need in &layer.needs {
                     self.name(need, Role::Layer);
@@ -1480,21 +2097,21 @@ impl Walker<'_, '_> {
 
     /// `game.name` in a `model` or `on` header.
     fn game_path(&mut self, path: &ast::Path, kind: GameKind) {
-        if let [first, name] = path.segments.as_slice() {
-            if first.name == "game" {
-                self.name(name, Role::Game(kind));
-            }
+        if let [first, name] = path.segments.as_slice()
+            && first.name == "game"
+        {
+            self.name(name, Role::Game(kind));
         }
     }
 
     /// `game.name(args)` sent with `emit` or written in a model branch.
     fn message(&mut self, expr: &ast::Expr, kind: GameKind) {
-        if let ast::ExprKind::MethodCall(base, name, args) = &expr.kind {
-            if matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game") {
-                self.name(name, Role::Game(kind));
-                args.iter().for_each(|a| self.expr(&a.value));
-                return;
-            }
+        if let ast::ExprKind::MethodCall(base, name, args) = &expr.kind
+            && matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game")
+        {
+            self.name(name, Role::Game(kind));
+            args.iter().for_each(|a| self.expr(&a.value));
+            return;
         }
         self.expr(expr);
     }
@@ -1555,7 +2172,8 @@ impl Walker<'_, '_> {
                 }
                 subpatterns.iter().for_each(|p| self.pattern(p));
             }
-            ast::PatternKind::Wildcard | ast::PatternKind::Literal(_) | ast::PatternKind::Error => {}
+            ast::PatternKind::Wildcard | ast::PatternKind::Literal(_) | ast::PatternKind::Error => {
+            }
         }
     }
 
@@ -1615,7 +2233,11 @@ impl Walker<'_, '_> {
                 self.expr(lhs);
                 self.expr(rhs);
             }
-            E::If { guards, then, otherwise } => {
+            E::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 let mark = self.locals.len();
                 self.guards(guards);
                 self.expr(then);
@@ -1670,17 +2292,27 @@ fn collect_chunk_types(ir: &ChunkIr, out: &mut Vec<(Span, Ty)>) {
         collect_expr_types(&body.expr, out);
     }
     for (_, action) in &ir.actions {
-        for expr in action.available.iter().chain(action.requires.iter().map(|r| &r.cond)) {
+        for expr in action
+            .available
+            .iter()
+            .chain(action.requires.iter().map(|r| &r.cond))
+        {
             collect_expr_types(expr, out);
         }
         collect_stmt_types(&action.body, out);
     }
     for model in &ir.models {
         for branch in &model.branches {
-            branch.args.iter().chain(branch.probability.iter()).for_each(|e| collect_expr_types(e, out));
+            branch
+                .args
+                .iter()
+                .chain(branch.probability.iter())
+                .for_each(|e| collect_expr_types(e, out));
         }
     }
-    ir.handlers.iter().for_each(|h| collect_stmt_types(&h.body, out));
+    ir.handlers
+        .iter()
+        .for_each(|h| collect_stmt_types(&h.body, out));
     for rule in &ir.rules {
         collect_guard_types(&rule.guards, out);
         rule.args.iter().for_each(|e| collect_expr_types(e, out));
@@ -1702,7 +2334,9 @@ fn collect_guard_types(guards: &[ir::Guard], out: &mut Vec<(Span, Ty)>) {
 fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
     for stmt in stmts {
         match &stmt.kind {
-            ir::StmtKind::Let(_, e) | ir::StmtKind::Revise { value: e, .. } => collect_expr_types(e, out),
+            ir::StmtKind::Let(_, e) | ir::StmtKind::Revise { value: e, .. } => {
+                collect_expr_types(e, out)
+            }
             ir::StmtKind::Patch { place, value, .. } => {
                 for step in &place.path {
                     if let ir::PlaceStep::Index(e) = step {
@@ -1712,7 +2346,11 @@ fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
                 collect_expr_types(value, out);
             }
             ir::StmtKind::Emit { args, .. } => args.iter().for_each(|e| collect_expr_types(e, out)),
-            ir::StmtKind::If { guards, then, otherwise } => {
+            ir::StmtKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 collect_guard_types(guards, out);
                 collect_stmt_types(then, out);
                 collect_stmt_types(otherwise, out);
@@ -1723,11 +2361,18 @@ fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
 
 fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
     use ir::ExprKind as K;
-    out.push((Span { start: expr.span.start, end: expr.span.end }, expr.ty.clone()));
+    out.push((
+        Span {
+            start: expr.span.start,
+            end: expr.span.end,
+        },
+        expr.ty.clone(),
+    ));
     match &expr.kind {
-        K::GameCall { args, .. } | K::CallFn { args, .. } | K::CallBuiltin { args, .. } | K::SimNext { args, .. } => {
-            args.iter().for_each(|a| collect_expr_types(a, out))
-        }
+        K::GameCall { args, .. }
+        | K::CallFn { args, .. }
+        | K::CallBuiltin { args, .. }
+        | K::SimNext { args, .. } => args.iter().for_each(|a| collect_expr_types(a, out)),
         K::Variant { payload: items, .. } | K::Record(items) | K::List(items) | K::Set(items) => {
             items.iter().for_each(|a| collect_expr_types(a, out))
         }
@@ -1735,25 +2380,38 @@ fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
         | K::Some(inner)
         | K::Field(inner, _)
         | K::Unary(_, inner)
-        | K::SnapshotRead { snapshot: inner, .. } => collect_expr_types(inner, out),
+        | K::SnapshotRead {
+            snapshot: inner, ..
+        } => collect_expr_types(inner, out),
         K::Index(a, b) | K::Binary(_, a, b) => {
             collect_expr_types(a, out);
             collect_expr_types(b, out);
         }
-        K::If { guards, then, otherwise } => {
+        K::If {
+            guards,
+            then,
+            otherwise,
+        } => {
             collect_guard_types(guards, out);
             collect_expr_types(then, out);
             collect_expr_types(otherwise, out);
         }
         K::Match(scrutinee, arms) => {
             collect_expr_types(scrutinee, out);
-            arms.iter().for_each(|arm| collect_expr_types(&arm.body, out));
+            arms.iter()
+                .for_each(|arm| collect_expr_types(&arm.body, out));
         }
         K::Let { value, body, .. } => {
             collect_expr_types(value, out);
             collect_expr_types(body, out);
         }
-        K::Lit(_) | K::Local(_) | K::Member(_) | K::Config(_) | K::Const(_) | K::GameProperty(_) | K::FnRef(_) | K::None => {}
+        K::Lit(_)
+        | K::Local(_)
+        | K::Member(_)
+        | K::Config(_)
+        | K::Const(_)
+        | K::GameProperty(_)
+        | K::FnRef(_)
+        | K::None => {}
     }
 }
-
