@@ -3,6 +3,9 @@
 //!
 //! Run with `cargo bench -p harness-compiler --bench check`.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::fmt::Write;
 use std::hint::black_box;
 
