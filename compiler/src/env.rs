@@ -521,9 +521,15 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 let loaded = if module_names.is_empty() {
                     "no harness modules".to_owned()
                 } else {
-                    module_names
-                        .iter()
-                        .map(|m| format!("`{m}`"))
+                    drafts
+                        .values()
+                        .map(|d| {
+                            if d.name == d.file {
+                                format!("`{}` (no `harness` header)", d.file)
+                            } else {
+                                format!("`{}` ({})", d.name, d.file)
+                            }
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
@@ -537,11 +543,10 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                         path.span,
                         format!("unknown module `{text}`"),
                     )
-                    .help(did_you_mean(&text, candidates).unwrap_or_else(|| {
-                        format!(
-                            "the loaded modules are {loaded}; library modules start with `std.`"
-                        )
-                    })),
+                    .help(format!(
+                        "{}the loaded modules are {loaded}; library modules start with `std.`",
+                        did_you_mean(&text, candidates).map(|d| d + " ").unwrap_or_default()
+                    )),
                 });
             }
         }
