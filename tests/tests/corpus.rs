@@ -205,3 +205,18 @@ fn battleship_mini_lowers_to_the_expected_program() {
         }
     }
 }
+
+#[test]
+fn the_grammar_corpus_never_makes_the_checker_fail_internally() {
+    // The parser's corpus holds valid fragments and malformed files; the checker may reject
+    // them, but never with an internal error.
+    let mut files = Vec::new();
+    harness_files(&root().join("../dsl-grammar/tests/corpus"), &mut files);
+    assert!(!files.is_empty(), "no grammar corpus found");
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let diagnostics = check(&relative(path), &text);
+        let internal: Vec<_> = diagnostics.iter().filter(|d| d.code == Code::Internal).collect();
+        assert!(internal.is_empty(), "{}: {internal:?}", relative(path));
+    }
+}
