@@ -1663,12 +1663,7 @@ impl<'a> Checker<'a> {
             if let Some(found) = lookup(own) {
                 return Some(found);
             }
-            let below: Vec<LayerId> = scope.layers[own.index()]
-                .below
-                .iter()
-                .rev()
-                .copied()
-                .collect();
+            let below = scope.layers[own.index()].below.iter().rev().copied();
             if let Some(found) = below.into_iter().find_map(lookup) {
                 return Some(found);
             }

@@ -543,10 +543,14 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                         path.span,
                         format!("unknown module `{text}`"),
                     )
-                    .help(format!(
-                        "{}the loaded modules are {loaded}; library modules start with `std.`",
-                        did_you_mean(&text, candidates).map(|d| d + " ").unwrap_or_default()
-                    )),
+                    .help(match did_you_mean(&text, candidates) {
+                        Some(suggestion) => format!(
+                            "{suggestion} The loaded modules are {loaded}; library modules start with `std.`"
+                        ),
+                        None => format!(
+                            "the loaded modules are {loaded}; library modules start with `std.`"
+                        ),
+                    }),
                 });
             }
         }

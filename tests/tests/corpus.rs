@@ -188,11 +188,19 @@ fn battleship_mini_lowers_to_the_expected_program() {
     assert_eq!(program.layers[1].decide.len(), 1);
     // Every span points at the text it was lowered from, in the file.
     let slice = |span: harness_compiler::ir::SrcSpan| &text[span.start as usize..span.end as usize];
-    let shoot = program.actions.iter().find(|a| a.name == "shoot").map(|a| a.span);
+    let shoot = program
+        .actions
+        .iter()
+        .find(|a| a.name == "shoot")
+        .map(|a| a.span);
     assert!(shoot.is_some_and(|span| slice(span).starts_with("action shoot(cell: Cell)")));
     let ask = program.actions.iter().find(|a| a.name == "ask");
     assert_eq!(ask.map(|a| a.requires.len()), Some(2));
-    let best = program.computed.iter().find(|c| c.name == "best_question").map(|c| c.body.expr.span);
+    let best = program
+        .computed
+        .iter()
+        .find(|c| c.name == "best_question")
+        .map(|c| c.body.expr.span);
     assert!(best.is_some_and(|span| slice(span).starts_with("game.questions().filter")));
     assert_eq!(slice(reflection.span), "reflection");
     // Ids index the arenas: each layer's members are owned by it.
@@ -216,7 +224,10 @@ fn the_grammar_corpus_never_makes_the_checker_fail_internally() {
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let diagnostics = check(&relative(path), &text);
-        let internal: Vec<_> = diagnostics.iter().filter(|d| d.code == Code::Internal).collect();
+        let internal: Vec<_> = diagnostics
+            .iter()
+            .filter(|d| d.code == Code::Internal)
+            .collect();
         assert!(internal.is_empty(), "{}: {internal:?}", relative(path));
     }
 }
