@@ -240,14 +240,15 @@ impl Scope {
                 };
                 let arg = |i: usize| Box::new(resolved.get(i).cloned().unwrap_or(Ty::Error));
                 match text.as_str() {
-                    "Int" | "Float" | "Bool" | "String" | "Preview" => {
+                    "Int" | "Float" | "Bool" | "String" | "Preview" | "Snapshot" => {
                         want(0, diags);
                         match text.as_str() {
                             "Int" => Ty::Int,
                             "Float" => Ty::Float,
                             "Bool" => Ty::Bool,
                             "String" => Ty::String,
-                            _ => Ty::Preview,
+                            "Preview" => Ty::Preview,
+                            _ => Ty::Snapshot,
                         }
                     }
                     "Option" | "List" | "Set" => {
