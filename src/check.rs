@@ -30,7 +30,10 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
-            Ok(bytes) => workspace.set_file(&file.display().to_string(), &String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => workspace.set_file(
+                &file.display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+            ),
             Err(error) => problems.push(format!("cannot read {}: {error}", file.display())),
         }
     }
@@ -42,6 +45,8 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
         Format::Human => render::human(&diagnostics, files.len()),
         Format::Json => println!("{}", render::json(&diagnostics)),
     }
+    // The process ends here: freeing every memo table one by one would only delay the exit.
+    std::mem::forget(workspace);
     if problems.is_empty() && !diagnostics.iter().any(|d| d.is_error()) {
         ExitCode::SUCCESS
     } else {
@@ -89,7 +94,9 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            eprintln!("error: `{text}` is not a diagnostic code; `harness explain --list` lists them");
+            eprintln!(
+                "error: `{text}` is not a diagnostic code; `harness explain --list` lists them"
+            );
             ExitCode::FAILURE
         }
     }

@@ -46,12 +46,14 @@ pub struct Node {
     pub kind: NodeKind,
     /// Its name's span.
     pub span: Span,
-    /// Computed values it reads and functions it calls, with the span of each reference.
-    pub refs: Vec<(DefKey, Span)>,
+    /// Computed values and constants it reads and functions it calls, in order. Spans are left
+    /// out on purpose: an edit that moves a reference inside a body leaves the facts equal, so
+    /// the whole-program checks are not re-run.
+    pub refs: Vec<DefKey>,
     /// The `sim.next` calls it makes: the previewed action and the call's span.
     pub sims: Vec<(DefKey, Span)>,
     /// Members read from preview snapshots (`s.member`), evaluated inside a preview.
-    pub snapshot_reads: Vec<(DefKey, Span)>,
+    pub snapshot_reads: Vec<DefKey>,
 }
 
 /// What a member check records for the whole-program checks.
@@ -97,8 +99,8 @@ pub struct ChunkIr {
 pub struct ChunkCheck {
     /// Diagnostics, relative to the parsed chunk.
     pub diagnostics: Vec<Diagnostic>,
-    /// Facts for the whole-program checks.
-    pub facts: Facts,
+    /// Facts for the whole-program checks, shared so that collecting them per file is cheap.
+    pub facts: Arc<Facts>,
     /// The lowered chunk.
     pub ir: ChunkIr,
 }
@@ -121,7 +123,10 @@ pub fn check_chunk(
     }
     for member in members {
         let Some(layer) = layer else {
-            out.diagnostics.push(Diagnostic::internal(member.span(), "a layer member outside a layer"));
+            out.diagnostics.push(Diagnostic::internal(
+                member.span(),
+                "a layer member outside a layer",
+            ));
             continue;
         };
         let mut ck = Checker::new(scope, sigs, Some(layer), Ctx::Computed);
@@ -177,7 +182,11 @@ struct Checker<'a> {
 type Lowered = ir::Expr;
 
 fn rel(span: Span) -> ir::SrcSpan {
-    ir::SrcSpan { file: 0, start: span.start, end: span.end }
+    ir::SrcSpan {
+        file: 0,
+        start: span.start,
+        end: span.end,
+    }
 }
 
 impl<'a> Checker<'a> {
@@ -217,10 +226,21 @@ impl<'a> Checker<'a> {
     }
 
     fn flush_node(&mut self) {
-        if !self.node.refs.is_empty() || !self.node.sims.is_empty() || !self.node.snapshot_reads.is_empty() || self.node.key.is_some() {
+        if !self.node.refs.is_empty()
+            || !self.node.sims.is_empty()
+            || !self.node.snapshot_reads.is_empty()
+            || self.node.key.is_some()
+        {
             let node = std::mem::replace(
                 &mut self.node,
-                Node { key: None, kind: NodeKind::Other, span: Span::default(), refs: Vec::new(), sims: Vec::new(), snapshot_reads: Vec::new() },
+                Node {
+                    key: None,
+                    kind: NodeKind::Other,
+                    span: Span::default(),
+                    refs: Vec::new(),
+                    sims: Vec::new(),
+                    snapshot_reads: Vec::new(),
+                },
             );
             self.done_nodes.push(node);
         }
@@ -234,8 +254,9 @@ impl<'a> Checker<'a> {
             }
         }
         out.diagnostics.append(&mut self.diags);
-        out.facts.uses.append(&mut self.uses);
-        out.facts.nodes.append(&mut self.done_nodes);
+        let facts = Arc::make_mut(&mut out.facts);
+        facts.uses.append(&mut self.uses);
+        facts.nodes.append(&mut self.done_nodes);
     }
 }
 
@@ -262,7 +283,11 @@ impl Checker<'_> {
     fn shallow(&self, ty: &Ty) -> Ty {
         let mut ty = ty.clone();
         while let Ty::Var(v) = ty {
-            match self.vars.get(v as usize).and_then(|(binding, _)| binding.clone()) {
+            match self
+                .vars
+                .get(v as usize)
+                .and_then(|(binding, _)| binding.clone())
+            {
                 Some(bound) => ty = bound,
                 None => break,
             }
@@ -278,7 +303,10 @@ impl Checker<'_> {
             Ty::Set(t) => Ty::Set(Box::new(self.zonk(&t))),
             Ty::Map(k, v) => Ty::Map(Box::new(self.zonk(&k)), Box::new(self.zonk(&v))),
             Ty::Opaque(name, args) => Ty::Opaque(name, args.iter().map(|a| self.zonk(a)).collect()),
-            Ty::Fn(params, ret) => Ty::Fn(params.iter().map(|p| self.zonk(p)).collect(), Box::new(self.zonk(&ret))),
+            Ty::Fn(params, ret) => Ty::Fn(
+                params.iter().map(|p| self.zonk(p)).collect(),
+                Box::new(self.zonk(&ret)),
+            ),
             other => other,
         }
     }
@@ -288,7 +316,11 @@ impl Checker<'_> {
     fn finalize(&self, ty: &Ty) -> Ty {
         match self.shallow(ty) {
             Ty::Var(v) => {
-                if self.vars.get(v as usize).is_some_and(|(_, numeric)| *numeric) {
+                if self
+                    .vars
+                    .get(v as usize)
+                    .is_some_and(|(_, numeric)| *numeric)
+                {
                     Ty::Int
                 } else {
                     Ty::Error
@@ -298,8 +330,13 @@ impl Checker<'_> {
             Ty::List(t) => Ty::List(Box::new(self.finalize(&t))),
             Ty::Set(t) => Ty::Set(Box::new(self.finalize(&t))),
             Ty::Map(k, v) => Ty::Map(Box::new(self.finalize(&k)), Box::new(self.finalize(&v))),
-            Ty::Opaque(name, args) => Ty::Opaque(name, args.iter().map(|a| self.finalize(a)).collect()),
-            Ty::Fn(params, ret) => Ty::Fn(params.iter().map(|p| self.finalize(p)).collect(), Box::new(self.finalize(&ret))),
+            Ty::Opaque(name, args) => {
+                Ty::Opaque(name, args.iter().map(|a| self.finalize(a)).collect())
+            }
+            Ty::Fn(params, ret) => Ty::Fn(
+                params.iter().map(|p| self.finalize(p)).collect(),
+                Box::new(self.finalize(&ret)),
+            ),
             other => other,
         }
     }
@@ -336,13 +373,17 @@ impl Checker<'_> {
                 self.vars[*v as usize].0 = Some(other.clone());
                 true
             }
-            (Ty::Option(x), Ty::Option(y)) | (Ty::List(x), Ty::List(y)) | (Ty::Set(x), Ty::Set(y)) => self.unify(x, y),
+            (Ty::Option(x), Ty::Option(y))
+            | (Ty::List(x), Ty::List(y))
+            | (Ty::Set(x), Ty::Set(y)) => self.unify(x, y),
             (Ty::Map(k1, v1), Ty::Map(k2, v2)) => self.unify(k1, k2) && self.unify(v1, v2),
             (Ty::Opaque(n1, a1), Ty::Opaque(n2, a2)) => {
                 n1 == n2 && a1.len() == a2.len() && a1.iter().zip(a2).all(|(x, y)| self.unify(x, y))
             }
             (Ty::Fn(p1, r1), Ty::Fn(p2, r2)) => {
-                p1.len() == p2.len() && p1.iter().zip(p2).all(|(x, y)| self.unify(x, y)) && self.unify(r1, r2)
+                p1.len() == p2.len()
+                    && p1.iter().zip(p2).all(|(x, y)| self.unify(x, y))
+                    && self.unify(r1, r2)
             }
             _ => a == b,
         }
@@ -354,16 +395,26 @@ impl Checker<'_> {
             let (found, expected) = (self.zonk(found), self.zonk(expected));
             let help = match (&found, &expected) {
                 (Ty::Int, Ty::Float) => Some("convert with `.to_float()`".to_owned()),
-                (Ty::Float, Ty::Int) => Some("convert with `.round()`, `.floor()` or `.ceil()`".to_owned()),
-                (found, Ty::Option(inner)) if self.unify(found, inner) => Some("wrap the value in `Some(...)`".to_owned()),
+                (Ty::Float, Ty::Int) => {
+                    Some("convert with `.round()`, `.floor()` or `.ceil()`".to_owned())
+                }
+                (found, Ty::Option(inner)) if self.unify(found, inner) => {
+                    Some("wrap the value in `Some(...)`".to_owned())
+                }
                 _ => None,
             };
-            self.error(Code::TypeMismatch, span, format!("expected `{expected}`, found `{found}`"), help);
+            self.error(
+                Code::TypeMismatch,
+                span,
+                format!("expected `{expected}`, found `{found}`"),
+                help,
+            );
         }
     }
 
     fn error(&mut self, code: Code, span: Span, message: String, help: Option<String>) {
-        self.diags.push(Diagnostic::new(code, span, message).maybe_help(help));
+        self.diags
+            .push(Diagnostic::new(code, span, message).maybe_help(help));
     }
 
     fn push(&mut self, diagnostic: Diagnostic) {
@@ -372,7 +423,10 @@ impl Checker<'_> {
 
     fn new_local(&mut self, name: &str, ty: Ty) -> LocalId {
         let id = LocalId(self.frame.len() as u32);
-        self.frame.push(ir::Local { name: name.to_owned(), ty });
+        self.frame.push(ir::Local {
+            name: name.to_owned(),
+            ty,
+        });
         self.locals.push((name.to_owned(), id));
         id
     }
@@ -380,7 +434,10 @@ impl Checker<'_> {
     fn take_frame(&mut self) -> ir::Frame {
         let locals = std::mem::take(&mut self.frame)
             .into_iter()
-            .map(|local| ir::Local { ty: self.finalize(&local.ty), name: local.name })
+            .map(|local| ir::Local {
+                ty: self.finalize(&local.ty),
+                name: local.name,
+            })
             .collect();
         self.locals.clear();
         ir::Frame { locals }
@@ -399,14 +456,20 @@ impl Checker<'_> {
 
     fn layer_key(&self, name: &str) -> DefKey {
         DefKey {
-            module: self.current_layer().map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
+            module: self
+                .current_layer()
+                .map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
             layer: self.current_layer().map(|l| l.name.clone()),
             name: name.to_owned(),
         }
     }
 
     fn item_key(&self, name: &str) -> DefKey {
-        DefKey { module: self.scope.module.clone(), layer: None, name: name.to_owned() }
+        DefKey {
+            module: self.scope.module.clone(),
+            layer: None,
+            name: name.to_owned(),
+        }
     }
 
     /// True when the current layer may read members of `other`.
@@ -424,11 +487,14 @@ impl Checker<'_> {
         expr.ty = self.finalize(&expr.ty);
         use ir::ExprKind as K;
         match &mut expr.kind {
-            K::GameCall { args, .. } | K::CallFn { args, .. } | K::CallBuiltin { args, .. } | K::SimNext { args, .. } => {
-                args.iter_mut().for_each(|a| self.fix_expr(a))
-            }
+            K::GameCall { args, .. }
+            | K::CallFn { args, .. }
+            | K::CallBuiltin { args, .. }
+            | K::SimNext { args, .. } => args.iter_mut().for_each(|a| self.fix_expr(a)),
             K::Variant { payload, .. } => payload.iter_mut().for_each(|a| self.fix_expr(a)),
-            K::Record(items) | K::List(items) | K::Set(items) => items.iter_mut().for_each(|a| self.fix_expr(a)),
+            K::Record(items) | K::List(items) | K::Set(items) => {
+                items.iter_mut().for_each(|a| self.fix_expr(a))
+            }
             K::Closure { body, .. } => self.fix_expr(body),
             K::Some(inner) | K::Field(inner, _) | K::Unary(_, inner) => self.fix_expr(inner),
             K::SnapshotRead { snapshot, .. } => self.fix_expr(snapshot),
@@ -436,7 +502,11 @@ impl Checker<'_> {
                 self.fix_expr(a);
                 self.fix_expr(b);
             }
-            K::If { guards, then, otherwise } => {
+            K::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 self.fix_guards(guards);
                 self.fix_expr(then);
                 self.fix_expr(otherwise);
@@ -449,7 +519,15 @@ impl Checker<'_> {
                 self.fix_expr(value);
                 self.fix_expr(body);
             }
-            K::Lit(_) | K::Local(_) | K::Member(_) | K::Config(_) | K::Const(_) | K::GameProperty(_) | K::FnRef(_) | K::None => {}
+            K::Lit(_)
+            | K::Local(_)
+            | K::Member(_)
+            | K::Config(_)
+            | K::Const(_)
+            | K::GameProperty(_)
+            | K::FnRef(_)
+            | K::EmptyMap
+            | K::None => {}
         }
     }
 
@@ -474,7 +552,11 @@ impl Checker<'_> {
                     self.fix_expr(value);
                 }
                 ir::StmtKind::Emit { args, .. } => args.iter_mut().for_each(|a| self.fix_expr(a)),
-                ir::StmtKind::If { guards, then, otherwise } => {
+                ir::StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
                     self.fix_guards(guards);
                     self.fix_stmts(then);
                     self.fix_stmts(otherwise);
@@ -499,15 +581,27 @@ impl Checker<'_> {
                 }
             }
             ast::Item::Const(decl) => {
-                self.begin(Ctx::Const, NodeKind::Const, Some(self.item_key(&decl.name.name)), decl.name.span);
+                self.begin(
+                    Ctx::Const,
+                    NodeKind::Const,
+                    Some(self.item_key(&decl.name.name)),
+                    decl.name.span,
+                );
                 let ty = self.resolve(&decl.ty);
                 let mut value = self.check(&decl.value, &ty);
                 self.fix_expr(&mut value);
                 let frame = self.take_frame();
-                if let Some((ValueDef::Const { id, .. }, _, _)) = self.scope.values.get(&decl.name.name) {
+                if let Some((ValueDef::Const { id, .. }, _, _)) =
+                    self.scope.values.get(&decl.name.name)
+                {
                     out.ir.consts.push((
                         *id,
-                        ir::ConstDef { name: decl.name.name.clone(), ty, value: ir::Body { frame, expr: value }, span: rel(decl.span) },
+                        ir::ConstDef {
+                            name: decl.name.name.clone(),
+                            ty,
+                            value: ir::Body { frame, expr: value },
+                            span: rel(decl.span),
+                        },
                     ));
                 }
             }
@@ -515,13 +609,20 @@ impl Checker<'_> {
                 for param in &block.params {
                     self.begin(Ctx::Config, NodeKind::Other, None, param.name.span);
                     let lowered = self.param(param, None);
-                    if let Some((ValueDef::Config { id, .. }, _, _)) = self.scope.values.get(&param.name.name) {
+                    if let Some((ValueDef::Config { id, .. }, _, _)) =
+                        self.scope.values.get(&param.name.name)
+                    {
                         out.ir.config.push((*id, lowered));
                     }
                 }
             }
             ast::Item::Fn(decl) => {
-                self.begin(Ctx::TopFn, NodeKind::Fn, Some(self.item_key(&decl.name.name)), decl.name.span);
+                self.begin(
+                    Ctx::TopFn,
+                    NodeKind::Fn,
+                    Some(self.item_key(&decl.name.name)),
+                    decl.name.span,
+                );
                 let lowered = self.function(decl);
                 if let Some((ValueDef::Fn(info), _, _)) = self.scope.values.get(&decl.name.name) {
                     out.ir.fns.push((info.id, lowered));
@@ -531,7 +632,11 @@ impl Checker<'_> {
                 if let Some((id, _)) = self.scope.errors.get(&decl.name.name) {
                     out.ir.errors.push((
                         *id,
-                        ir::ErrorDef { code: decl.name.name.clone(), message: decl.message.value.clone(), span: rel(decl.span) },
+                        ir::ErrorDef {
+                            code: decl.name.name.clone(),
+                            message: decl.message.value.clone(),
+                            span: rel(decl.span),
+                        },
                     ));
                 }
             }
@@ -556,9 +661,21 @@ impl Checker<'_> {
                 ),
                 Some(r) => {
                     let bound_ok = |l: &ir::Literal| {
-                        matches!((l, &ty), (ir::Literal::Int(_), Ty::Int) | (ir::Literal::Float(_), Ty::Float) | (_, Ty::Error))
+                        matches!(
+                            (l, &ty),
+                            (ir::Literal::Int(_), Ty::Int)
+                                | (ir::Literal::Float(_), Ty::Float)
+                                | (_, Ty::Error)
+                        )
                     };
-                    let ordered = env::in_range(&r.lo, &ir::Range { lo: r.lo.clone(), hi: r.hi.clone(), inclusive: true });
+                    let ordered = env::in_range(
+                        &r.lo,
+                        &ir::Range {
+                            lo: r.lo.clone(),
+                            hi: r.hi.clone(),
+                            inclusive: true,
+                        },
+                    );
                     if !bound_ok(&r.lo) || !bound_ok(&r.hi) {
                         self.error(
                             Code::InvalidRange,
@@ -570,21 +687,25 @@ impl Checker<'_> {
                         self.error(
                             Code::InvalidRange,
                             written.span,
-                            "this range is empty: its lower bound is not below its upper bound".to_owned(),
+                            "this range is empty: its lower bound is not below its upper bound"
+                                .to_owned(),
                             Some("write `lo..=hi` with `lo <= hi`".into()),
                         );
                     } else {
-                        if let Some(value) = env::literal(&param.default) {
-                            if env::in_range(&value, &r) == Some(false) {
-                                self.push(
-                                    Diagnostic::new(
-                                        Code::DefaultOutOfRange,
-                                        param.default.span,
-                                        format!("the default of `{}` lies outside its range", param.name.name),
-                                    )
-                                    .label(written.span, "the declared range"),
-                                );
-                            }
+                        if let Some(value) = env::literal(&param.default)
+                            && env::in_range(&value, &r) == Some(false)
+                        {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::DefaultOutOfRange,
+                                    param.default.span,
+                                    format!(
+                                        "the default of `{}` lies outside its range",
+                                        param.name.name
+                                    ),
+                                )
+                                .label(written.span, "the declared range"),
+                            );
                         }
                         range = Some(r);
                     }
@@ -595,7 +716,10 @@ impl Checker<'_> {
             name: param.name.name.clone(),
             layer,
             ty,
-            default: ir::Body { frame, expr: default },
+            default: ir::Body {
+                frame,
+                expr: default,
+            },
             range,
             span: rel(param.span),
         }
@@ -606,7 +730,12 @@ impl Checker<'_> {
         let mut seen = BTreeSet::new();
         for param in &decl.params {
             if !seen.insert(param.name.name.as_str()) {
-                self.error(Code::Duplicate, param.name.span, format!("parameter `{}` is declared twice", param.name.name), None);
+                self.error(
+                    Code::Duplicate,
+                    param.name.span,
+                    format!("parameter `{}` is declared twice", param.name.name),
+                    None,
+                );
             }
             let ty = self.resolve(&param.ty);
             self.new_local(&param.name.name, ty.clone());
@@ -627,7 +756,10 @@ impl Checker<'_> {
     }
 
     fn member_def(&self, name: &str) -> Option<&MemberDef> {
-        self.current_layer()?.members.get(name).map(|entry| &entry.def)
+        self.current_layer()?
+            .members
+            .get(name)
+            .map(|entry| &entry.def)
     }
 
     fn member(&mut self, member: &ast::Member, out: &mut ChunkCheck) {
@@ -643,7 +775,13 @@ impl Checker<'_> {
                     if let Some(MemberDef::State(id, _)) = self.member_def(&field.name.name) {
                         out.ir.state.push((
                             *id,
-                            ir::StateSlot { name: field.name.name.clone(), layer, ty, init: ir::Body { frame, expr: init }, span: rel(field.span) },
+                            ir::StateSlot {
+                                name: field.name.name.clone(),
+                                layer,
+                                ty,
+                                init: ir::Body { frame, expr: init },
+                                span: rel(field.span),
+                            },
                         ));
                     }
                 }
@@ -656,7 +794,12 @@ impl Checker<'_> {
                 }
             }
             ast::Member::Computed(decl) => {
-                self.begin(Ctx::Computed, NodeKind::Computed, Some(self.layer_key(&decl.name.name)), decl.name.span);
+                self.begin(
+                    Ctx::Computed,
+                    NodeKind::Computed,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
                 let ty = self.resolve(&decl.ty);
                 let mut body = self.check(&decl.body, &ty);
                 self.fix_expr(&mut body);
@@ -664,19 +807,35 @@ impl Checker<'_> {
                 if let Some(MemberDef::Computed(id, _)) = self.member_def(&decl.name.name) {
                     out.ir.computed.push((
                         *id,
-                        ir::Computed { name: decl.name.name.clone(), layer, ty, body: ir::Body { frame, expr: body }, span: rel(decl.span) },
+                        ir::Computed {
+                            name: decl.name.name.clone(),
+                            layer,
+                            ty,
+                            body: ir::Body { frame, expr: body },
+                            span: rel(decl.span),
+                        },
                     ));
                 }
             }
             ast::Member::Fn(decl) => {
-                self.begin(Ctx::Layer, NodeKind::Fn, Some(self.layer_key(&decl.name.name)), decl.name.span);
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::Fn,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
                 let lowered = self.function(decl);
                 if let Some(MemberDef::Fn(info)) = self.member_def(&decl.name.name) {
                     out.ir.fns.push((info.id, lowered));
                 }
             }
             ast::Member::Action(decl) => {
-                self.begin(Ctx::Layer, NodeKind::Action, Some(self.layer_key(&decl.name.name)), decl.name.span);
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::Action,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
                 let mut params = Vec::new();
                 for param in &decl.params {
                     let ty = self.resolve(&param.ty);
@@ -695,11 +854,23 @@ impl Checker<'_> {
                     match self.scope.errors.get(&clause.code.name) {
                         Some((id, key)) => {
                             self.uses.insert(key.clone());
-                            requires.push(ir::Requires { cond, error: *id, span: rel(clause.span) });
+                            requires.push(ir::Requires {
+                                cond,
+                                error: *id,
+                                span: rel(clause.span),
+                            });
                         }
                         None => {
-                            let help = did_you_mean(&clause.code.name, self.scope.errors.keys().map(String::as_str))
-                                .unwrap_or_else(|| format!("declare it: `error {} = \"what went wrong\"`", clause.code.name));
+                            let help = did_you_mean(
+                                &clause.code.name,
+                                self.scope.errors.keys().map(String::as_str),
+                            )
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "declare it: `error {} = \"what went wrong\"`",
+                                    clause.code.name
+                                )
+                            });
                             self.error(
                                 Code::UnknownError,
                                 clause.code.span,
@@ -715,7 +886,16 @@ impl Checker<'_> {
                 if let Some(MemberDef::Action(id, _)) = self.member_def(&decl.name.name) {
                     out.ir.actions.push((
                         *id,
-                        ir::Action { name: decl.name.name.clone(), layer, params, frame, available, requires, body, span: rel(decl.span) },
+                        ir::Action {
+                            name: decl.name.name.clone(),
+                            layer,
+                            params,
+                            frame,
+                            available,
+                            requires,
+                            body,
+                            span: rel(decl.span),
+                        },
                     ));
                 }
             }
@@ -726,14 +906,31 @@ impl Checker<'_> {
                 }
             }
             ast::Member::On(handler) => {
-                self.begin(Ctx::Layer, NodeKind::InPreview, None, handler.observation.span);
-                let Some(fields) = self.message_path(&handler.observation, false) else { return };
-                self.bind_message_params(&handler.params, &fields, handler.observation.span, "observation");
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::InPreview,
+                    None,
+                    handler.observation.span,
+                );
+                let Some(fields) = self.message_path(&handler.observation, false) else {
+                    return;
+                };
+                self.bind_message_params(
+                    &handler.params,
+                    &fields,
+                    handler.observation.span,
+                    "observation",
+                );
                 let mut body = self.block(&handler.body, Block::Handler);
                 self.fix_stmts(&mut body);
                 let frame = self.take_frame();
                 out.ir.handlers.push(ir::Handler {
-                    observation: handler.observation.segments.last().map(|s| s.name.clone()).unwrap_or_default(),
+                    observation: handler
+                        .observation
+                        .segments
+                        .last()
+                        .map(|s| s.name.clone())
+                        .unwrap_or_default(),
                     frame,
                     body,
                     span: rel(handler.span),
@@ -747,10 +944,18 @@ impl Checker<'_> {
                     let call = self.action_call(&rule.action, Code::RuleNotAction);
                     self.locals.truncate(depth);
                     self.fix_guards(&mut guards);
-                    let Some((action, mut args)) = call else { continue };
+                    let Some((action, mut args)) = call else {
+                        continue;
+                    };
                     args.iter_mut().for_each(|a| self.fix_expr(a));
                     let frame = self.take_frame();
-                    out.ir.rules.push(ir::Rule { frame, guards, action, args, span: rel(rule.span) });
+                    out.ir.rules.push(ir::Rule {
+                        frame,
+                        guards,
+                        action,
+                        args,
+                        span: rel(rule.span),
+                    });
                 }
             }
             ast::Member::Revise(revise) => {
@@ -760,7 +965,12 @@ impl Checker<'_> {
                 let mut body = self.block(&revise.body, Block::Revise);
                 self.fix_stmts(&mut body);
                 let frame = self.take_frame();
-                out.ir.revises.push(ir::Revise { frame, cond, body, span: rel(revise.span) });
+                out.ir.revises.push(ir::Revise {
+                    frame,
+                    cond,
+                    body,
+                    span: rel(revise.span),
+                });
             }
             ast::Member::Invalid(_) => {}
         }
@@ -768,44 +978,98 @@ impl Checker<'_> {
 
     /// Looks up `game.name` as an effect (`effect`) or an observation, reporting problems.
     fn message_path(&mut self, path: &ast::Path, effect: bool) -> Option<Vec<(String, Ty)>> {
-        let (code, what) = if effect { (Code::UnknownEffect, "effect") } else { (Code::UnknownObservation, "observation") };
+        let (code, what) = if effect {
+            (Code::UnknownEffect, "effect")
+        } else {
+            (Code::UnknownObservation, "observation")
+        };
         let [base, name] = path.segments.as_slice() else {
             self.error(code, path.span, format!("expected `game.<{what}>`"), None);
             return None;
         };
         if base.name != "game" {
-            self.error(code, path.span, format!("expected `game.<{what}>`, found `{}`", env::path_text(path)), None);
+            self.error(
+                code,
+                path.span,
+                format!("expected `game.<{what}>`, found `{}`", env::path_text(path)),
+                None,
+            );
             return None;
         }
         self.message(name, effect)
     }
 
     fn message(&mut self, name: &ast::Ident, effect: bool) -> Option<Vec<(String, Ty)>> {
-        let (code, what) = if effect { (Code::UnknownEffect, "effect") } else { (Code::UnknownObservation, "observation") };
+        let (code, what) = if effect {
+            (Code::UnknownEffect, "effect")
+        } else {
+            (Code::UnknownObservation, "observation")
+        };
         let Some(game) = &self.scope.game else {
-            self.error(Code::NoGame, name.span, format!("`game.{}` needs a game", name.name), Some("add `use game <name>` at the top of the file".into()));
+            self.error(
+                Code::NoGame,
+                name.span,
+                format!("`game.{}` needs a game", name.name),
+                Some("add `use game <name>` at the top of the file".into()),
+            );
             return None;
         };
-        let list = if effect { &game.effects } else { &game.observations };
+        let list = if effect {
+            &game.effects
+        } else {
+            &game.observations
+        };
         match list.iter().find(|m| m.name == name.name) {
-            Some(message) => Some(message.params.iter().map(|p| (p.name.clone(), self.scope.normalize(&p.ty))).collect()),
+            Some(message) => Some(
+                message
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), self.scope.normalize(&p.ty)))
+                    .collect(),
+            ),
             None => {
-                let help = did_you_mean(&name.name, list.iter().map(|m| m.name.as_str())).unwrap_or_else(|| {
-                    format!("the game's {what}s are: {}", list.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", "))
-                });
-                self.error(code, name.span, format!("game `{}` has no {what} `{}`", game.name, name.name), Some(help));
+                let help = did_you_mean(&name.name, list.iter().map(|m| m.name.as_str()))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "the game's {what}s are: {}",
+                            list.iter()
+                                .map(|m| m.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
+                self.error(
+                    code,
+                    name.span,
+                    format!("game `{}` has no {what} `{}`", game.name, name.name),
+                    Some(help),
+                );
                 None
             }
         }
     }
 
-    fn bind_message_params(&mut self, params: &[ast::Ident], fields: &[(String, Ty)], span: Span, what: &str) {
+    fn bind_message_params(
+        &mut self,
+        params: &[ast::Ident],
+        fields: &[(String, Ty)],
+        span: Span,
+        what: &str,
+    ) {
         if params.len() != fields.len() {
-            let expected = fields.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
+            let expected = fields
+                .iter()
+                .map(|(n, t)| format!("{n}: {t}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             self.error(
                 Code::MessageParams,
                 span,
-                format!("this {what} has {} field(s), but {} name(s) are bound", fields.len(), params.len()),
+                format!(
+                    "this {what} has {} field(s), but {} name(s) are bound",
+                    fields.len(),
+                    params.len()
+                ),
                 Some(format!("bind one name per field: ({expected})")),
             );
         }
@@ -838,14 +1102,26 @@ impl Checker<'_> {
                 self.fix_expr(&mut e);
                 e
             });
-            let Some((name, args)) = self.observation_call(&branch.observation) else { continue };
+            let Some((name, args)) = self.observation_call(&branch.observation) else {
+                continue;
+            };
             let mut args = args;
             args.iter_mut().for_each(|a| self.fix_expr(a));
-            branches.push(ir::ModelBranch { observation: name, args, probability, span: rel(branch.span) });
+            branches.push(ir::ModelBranch {
+                observation: name,
+                args,
+                probability,
+                span: rel(branch.span),
+            });
         }
         let frame = self.take_frame();
         Some(ir::Model {
-            effect: model.effect.segments.last().map(|s| s.name.clone()).unwrap_or_default(),
+            effect: model
+                .effect
+                .segments
+                .last()
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
             frame,
             branches,
             span: rel(model.span),
@@ -855,15 +1131,30 @@ impl Checker<'_> {
     /// `game.observation(args)` in a model branch.
     fn observation_call(&mut self, expr: &ast::Expr) -> Option<(String, Vec<Lowered>)> {
         let Some((base, name, args)) = method_call(expr) else {
-            self.error(Code::UnknownObservation, expr.span, "expected an observation: `game.<observation>(...)`".to_owned(), None);
+            self.error(
+                Code::UnknownObservation,
+                expr.span,
+                "expected an observation: `game.<observation>(...)`".to_owned(),
+                None,
+            );
             return None;
         };
         if !matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game") {
-            self.error(Code::UnknownObservation, expr.span, "expected an observation: `game.<observation>(...)`".to_owned(), None);
+            self.error(
+                Code::UnknownObservation,
+                expr.span,
+                "expected an observation: `game.<observation>(...)`".to_owned(),
+                None,
+            );
             return None;
         }
         let fields = self.message(name, false)?;
-        let args = self.args(&fields, args, expr.span, &format!("observation `{}`", name.name));
+        let args = self.args(
+            &fields,
+            args,
+            expr.span,
+            &format!("observation `{}`", name.name),
+        );
         Some((name.name.clone(), args))
     }
 }
@@ -884,7 +1175,11 @@ fn method_call(expr: &ast::Expr) -> Option<(&ast::Expr, &ast::Ident, &[ast::Arg]
 impl Checker<'_> {
     fn block(&mut self, block: &ast::Block, kind: Block) -> Vec<ir::Stmt> {
         let depth = self.locals.len();
-        let stmts = block.stmts.iter().filter_map(|stmt| self.stmt(stmt, kind)).collect();
+        let stmts = block
+            .stmts
+            .iter()
+            .filter_map(|stmt| self.stmt(stmt, kind))
+            .collect();
         self.locals.truncate(depth);
         stmts
     }
@@ -901,7 +1196,11 @@ impl Checker<'_> {
                 let place = self.place(&patch.target)?;
                 let (place, place_ty) = place;
                 let value = self.assign_value(patch, &place_ty);
-                ir::StmtKind::Patch { place, op: patch.op, value }
+                ir::StmtKind::Patch {
+                    place,
+                    op: patch.op,
+                    value,
+                }
             }
             ast::Stmt::Emit(expr, span) => {
                 if kind != Block::Action {
@@ -920,35 +1219,50 @@ impl Checker<'_> {
                 let _ = base;
                 let params = self.message(name, true)?;
                 let args = self.args(&params, args, expr.span, &format!("effect `{}`", name.name));
-                ir::StmtKind::Emit { effect: name.name.clone(), args }
+                ir::StmtKind::Emit {
+                    effect: name.name.clone(),
+                    args,
+                }
             }
             ast::Stmt::Revise(patch) => {
                 if kind != Block::Revise {
                     self.error(
                         Code::ReviseOutsideBlock,
                         patch.span,
-                        "`revise` statements are only allowed in `revise when ... { }` blocks".to_owned(),
-                        Some("move it into a revise block, so it runs in the turn's revise phase".into()),
+                        "`revise` statements are only allowed in `revise when ... { }` blocks"
+                            .to_owned(),
+                        Some(
+                            "move it into a revise block, so it runs in the turn's revise phase"
+                                .into(),
+                        ),
                     );
                 }
                 let (tunable, ty, range) = self.revise_target(&patch.target)?;
                 let value = self.assign_value(patch, &ty);
-                if let (ast::AssignOp::Set, Some(range), Some(literal)) = (patch.op, &range, env::literal(&patch.value)) {
-                    if env::in_range(&literal, range) == Some(false) {
-                        self.error(
+                if let (ast::AssignOp::Set, Some(range), Some(literal)) =
+                    (patch.op, &range, env::literal(&patch.value))
+                    && env::in_range(&literal, range) == Some(false)
+                {
+                    self.error(
                             Code::ReviseOutOfRange,
                             patch.value.span,
                             format!("this revision sets the tunable outside its range {}", range_text(range)),
                             Some("stay within the declared range, or widen it where the tunable is declared".into()),
                         );
-                    }
                 }
-                ir::StmtKind::Revise { tunable, op: patch.op, value }
+                ir::StmtKind::Revise {
+                    tunable,
+                    op: patch.op,
+                    value,
+                }
             }
             ast::Stmt::If(if_stmt) => self.if_stmt(if_stmt, kind),
             ast::Stmt::Invalid(_) => return None,
         };
-        Some(ir::Stmt { kind: lowered, span })
+        Some(ir::Stmt {
+            kind: lowered,
+            span,
+        })
     }
 
     fn if_stmt(&mut self, if_stmt: &ast::IfStmt, kind: Block) -> ir::StmtKind {
@@ -956,8 +1270,16 @@ impl Checker<'_> {
         let guards = self.guards(&if_stmt.guards);
         let then = self.block(&if_stmt.then, kind);
         self.locals.truncate(depth);
-        let otherwise = if_stmt.otherwise.as_ref().map(|b| self.block(b, kind)).unwrap_or_default();
-        ir::StmtKind::If { guards, then, otherwise }
+        let otherwise = if_stmt
+            .otherwise
+            .as_ref()
+            .map(|b| self.block(b, kind))
+            .unwrap_or_default();
+        ir::StmtKind::If {
+            guards,
+            then,
+            otherwise,
+        }
     }
 
     /// The value of a patch or revision, checked against the place's type and operator.
@@ -969,7 +1291,9 @@ impl Checker<'_> {
                 let target = self.shallow(place_ty);
                 let ok = match (&target, op) {
                     (Ty::Int | Ty::Float | Ty::Error, _) => self.unify(&value.ty, &target),
-                    (Ty::List(_) | Ty::Set(_), ast::AssignOp::Add) => self.unify(&value.ty, &target),
+                    (Ty::List(_) | Ty::Set(_), ast::AssignOp::Add) => {
+                        self.unify(&value.ty, &target)
+                    }
                     (Ty::Var(_), _) => self.unify(&value.ty, &target),
                     _ => false,
                 };
@@ -978,7 +1302,10 @@ impl Checker<'_> {
                     self.error(
                         Code::BadOperands,
                         patch.span,
-                        format!("cannot apply `{}` to a `{target}` place with a `{found}` value", assign_symbol(op)),
+                        format!(
+                            "cannot apply `{}` to a `{target}` place with a `{found}` value",
+                            assign_symbol(op)
+                        ),
                         None,
                     );
                 }
@@ -1006,7 +1333,13 @@ impl Checker<'_> {
                 let found = self.find_member(&name.name);
                 match found {
                     Some((layer_id, entry)) => match &entry.def {
-                        MemberDef::State(id, ty) if Some(layer_id) == own => Some((ir::Place { state: *id, path: Vec::new() }, ty.clone())),
+                        MemberDef::State(id, ty) if Some(layer_id) == own => Some((
+                            ir::Place {
+                                state: *id,
+                                path: Vec::new(),
+                            },
+                            ty.clone(),
+                        )),
                         MemberDef::State(..) => {
                             let owner = &self.scope.layers[layer_id.index()].name;
                             self.error(
@@ -1034,7 +1367,12 @@ impl Checker<'_> {
                     },
                     None => {
                         if self.scope.values.contains_key(&name.name) {
-                            self.error(Code::PatchNotState, target.span, format!("`{}` is not state", name.name), Some("only state fields can be patched".into()));
+                            self.error(
+                                Code::PatchNotState,
+                                target.span,
+                                format!("`{}` is not state", name.name),
+                                Some("only state fields can be patched".into()),
+                            );
                         } else {
                             self.unknown_name(name);
                         }
@@ -1045,19 +1383,26 @@ impl Checker<'_> {
             ast::ExprKind::Field(base, field) => {
                 let (mut place, ty) = self.place(base)?;
                 match self.shallow(&ty) {
-                    Ty::Record(record) => match record.fields.iter().position(|(n, _)| *n == field.name) {
-                        Some(index) => {
-                            place.path.push(ir::PlaceStep::Field(index as u32));
-                            Some((place, record.fields[index].1.clone()))
+                    Ty::Record(record) => {
+                        match record.fields.iter().position(|(n, _)| *n == field.name) {
+                            Some(index) => {
+                                place.path.push(ir::PlaceStep::Field(index as u32));
+                                Some((place, record.fields[index].1.clone()))
+                            }
+                            None => {
+                                self.unknown_field(field, &record);
+                                None
+                            }
                         }
-                        None => {
-                            self.unknown_field(field, &record);
-                            None
-                        }
-                    },
+                    }
                     Ty::Error => None,
                     other => {
-                        self.error(Code::UnknownField, field.span, format!("`{other}` has no fields"), None);
+                        self.error(
+                            Code::UnknownField,
+                            field.span,
+                            format!("`{other}` has no fields"),
+                            None,
+                        );
                         None
                     }
                 }
@@ -1069,7 +1414,12 @@ impl Checker<'_> {
                     Ty::Map(key, value) => (*key, *value),
                     Ty::Error => return None,
                     other => {
-                        self.error(Code::NotIndexable, base.span, format!("a `{other}` place cannot be indexed in a patch"), Some("patch a list element or a map entry".into()));
+                        self.error(
+                            Code::NotIndexable,
+                            base.span,
+                            format!("a `{other}` place cannot be indexed in a patch"),
+                            Some("patch a list element or a map entry".into()),
+                        );
                         return None;
                     }
                 };
@@ -1079,14 +1429,20 @@ impl Checker<'_> {
             }
             // The parser accepts only names, fields and elements as places.
             _ => {
-                self.push(Diagnostic::internal(target.span, "the parser produced a patch target that is not a place"));
+                self.push(Diagnostic::internal(
+                    target.span,
+                    "the parser produced a patch target that is not a place",
+                ));
                 None
             }
         }
     }
 
     /// Resolves the target of a `revise`: `layer.tunable` (or a bare tunable name).
-    fn revise_target(&mut self, target: &ast::Expr) -> Option<(ir::TunableId, Ty, Option<ir::Range>)> {
+    fn revise_target(
+        &mut self,
+        target: &ast::Expr,
+    ) -> Option<(ir::TunableId, Ty, Option<ir::Range>)> {
         let (layer_name, name) = match &target.kind {
             ast::ExprKind::Field(base, name) => match &base.kind {
                 ast::ExprKind::Name(layer) => (Some(layer), name),
@@ -1094,7 +1450,12 @@ impl Checker<'_> {
             },
             ast::ExprKind::Name(name) => (None, name),
             _ => {
-                self.error(Code::ReviseNotTunable, target.span, "expected `layer.tunable`".to_owned(), None);
+                self.error(
+                    Code::ReviseNotTunable,
+                    target.span,
+                    "expected `layer.tunable`".to_owned(),
+                    None,
+                );
                 return None;
             }
         };
@@ -1102,8 +1463,16 @@ impl Checker<'_> {
             Some(layer) => match self.scope.layer(&layer.name) {
                 Some(id) => id,
                 None => {
-                    let help = did_you_mean(&layer.name, self.scope.layers.iter().map(|l| l.name.as_str()));
-                    self.error(Code::UnknownLayer, layer.span, format!("unknown layer `{}`", layer.name), help);
+                    let help = did_you_mean(
+                        &layer.name,
+                        self.scope.layers.iter().map(|l| l.name.as_str()),
+                    );
+                    self.error(
+                        Code::UnknownLayer,
+                        layer.span,
+                        format!("unknown layer `{}`", layer.name),
+                        help,
+                    );
                     return None;
                 }
             },
@@ -1118,7 +1487,12 @@ impl Checker<'_> {
         let info = &self.scope.layers[layer_id.index()];
         let Some(entry) = info.members.get(&name.name) else {
             let help = did_you_mean(&name.name, info.members.keys().map(String::as_str));
-            self.error(Code::UnknownName, name.span, format!("layer `{}` has no member `{}`", info.name, name.name), help);
+            self.error(
+                Code::UnknownName,
+                name.span,
+                format!("layer `{}` has no member `{}`", info.name, name.name),
+                help,
+            );
             return None;
         };
         let MemberDef::Tunable(id, ty, range) = &entry.def else {
@@ -1127,17 +1501,26 @@ impl Checker<'_> {
                 Code::ReviseNotTunable,
                 target.span,
                 format!("`{}.{}` is a {what}, not a tunable", info.name, name.name),
-                Some(format!("declare it in layer `{}` as `tunable {}: Type = default in lo..=hi`", info.name, name.name)),
+                Some(format!(
+                    "declare it in layer `{}` as `tunable {}: Type = default in lo..=hi`",
+                    info.name, name.name
+                )),
             );
             return None;
         };
         let (id, ty, range) = (*id, ty.clone(), range.clone());
         if Some(layer_id) == self.layer || !self.sees(layer_id) {
-            let own = self.current_layer().map(|l| l.name.clone()).unwrap_or_default();
+            let own = self
+                .current_layer()
+                .map(|l| l.name.clone())
+                .unwrap_or_default();
             let message = if Some(layer_id) == self.layer {
                 format!("layer `{own}` revises its own tunable `{}`", name.name)
             } else {
-                format!("layer `{own}` does not need layer `{}`, so it cannot revise it", info.name)
+                format!(
+                    "layer `{own}` does not need layer `{}`, so it cannot revise it",
+                    info.name
+                )
             };
             self.error(
                 Code::ReviseNotNeeded,
@@ -1165,13 +1548,27 @@ impl Checker<'_> {
     }
 
     /// An action call in a decide rule or `sim.next`: the action and its positional arguments.
-    fn action_call(&mut self, expr: &ast::Expr, code: Code) -> Option<(ir::ActionId, Vec<Lowered>)> {
+    fn action_call(
+        &mut self,
+        expr: &ast::Expr,
+        code: Code,
+    ) -> Option<(ir::ActionId, Vec<Lowered>)> {
         let ast::ExprKind::Call(callee, args) = &expr.kind else {
-            self.error(code, expr.span, "expected an action call, such as `shoot(cell)`".to_owned(), None);
+            self.error(
+                code,
+                expr.span,
+                "expected an action call, such as `shoot(cell)`".to_owned(),
+                None,
+            );
             return None;
         };
         let ast::ExprKind::Name(name) = &callee.kind else {
-            self.error(code, expr.span, "expected an action call, such as `shoot(cell)`".to_owned(), None);
+            self.error(
+                code,
+                expr.span,
+                "expected an action call, such as `shoot(cell)`".to_owned(),
+                None,
+            );
             return None;
         };
         let Some((layer_id, entry)) = self.find_member(&name.name) else {
@@ -1179,7 +1576,16 @@ impl Checker<'_> {
             return None;
         };
         let MemberDef::Action(id, params) = &entry.def else {
-            self.error(code, callee.span, format!("`{}` is a {}, not an action", name.name, member_kind_name(&entry.def)), None);
+            self.error(
+                code,
+                callee.span,
+                format!(
+                    "`{}` is a {}, not an action",
+                    name.name,
+                    member_kind_name(&entry.def)
+                ),
+                None,
+            );
             return None;
         };
         let (id, params, key) = (*id, params.clone(), entry.key.clone());
@@ -1209,7 +1615,12 @@ fn range_text(range: &ir::Range) -> String {
         ir::Literal::Bool(v) => v.to_string(),
         ir::Literal::String(v) => format!("{v:?}"),
     };
-    format!("{}..{}{}", show(&range.lo), if range.inclusive { "=" } else { "" }, show(&range.hi))
+    format!(
+        "{}..{}{}",
+        show(&range.lo),
+        if range.inclusive { "=" } else { "" },
+        show(&range.hi)
+    )
 }
 
 fn member_kind_name(def: &MemberDef) -> &'static str {
@@ -1223,7 +1634,11 @@ fn member_kind_name(def: &MemberDef) -> &'static str {
 }
 
 fn lowered(kind: ir::ExprKind, ty: Ty, span: Span) -> Lowered {
-    ir::Expr { kind, ty, span: rel(span) }
+    ir::Expr {
+        kind,
+        ty,
+        span: rel(span),
+    }
 }
 
 /// A placeholder for an expression that already has an error; it never reaches a program,
@@ -1238,12 +1653,18 @@ impl<'a> Checker<'a> {
     /// first), then any other layer (so that a read of a higher layer gets its own diagnostic).
     fn find_member(&self, name: &str) -> Option<(LayerId, &'a env::MemberEntry)> {
         let scope: &'a Scope = self.scope;
-        let lookup = |id: LayerId| scope.layers.get(id.index()).and_then(|l| l.members.get(name)).map(|e| (id, e));
+        let lookup = |id: LayerId| {
+            scope
+                .layers
+                .get(id.index())
+                .and_then(|l| l.members.get(name))
+                .map(|e| (id, e))
+        };
         if let Some(own) = self.layer {
             if let Some(found) = lookup(own) {
                 return Some(found);
             }
-            let below: Vec<LayerId> = scope.layers[own.index()].below.iter().rev().copied().collect();
+            let below = scope.layers[own.index()].below.iter().rev().copied();
             if let Some(found) = below.into_iter().find_map(lookup) {
                 return Some(found);
             }
@@ -1252,7 +1673,11 @@ impl<'a> Checker<'a> {
     }
 
     fn local(&self, name: &str) -> Option<LocalId> {
-        self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, id)| *id)
+        self.locals
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| *id)
     }
 
     /// Every name a bare identifier could refer to here, for suggestions.
@@ -1262,7 +1687,12 @@ impl<'a> Checker<'a> {
             let mut visible = vec![own];
             visible.extend(self.scope.layers[own.index()].below.iter().copied());
             for id in visible {
-                names.extend(self.scope.layers[id.index()].members.keys().map(String::as_str));
+                names.extend(
+                    self.scope.layers[id.index()]
+                        .members
+                        .keys()
+                        .map(String::as_str),
+                );
             }
         }
         names.extend(self.scope.values.keys().map(String::as_str));
@@ -1272,21 +1702,38 @@ impl<'a> Checker<'a> {
     fn unknown_name(&mut self, name: &ast::Ident) {
         let help = did_you_mean(&name.name, self.names_in_scope());
         self.push(
-            Diagnostic::new(Code::UnknownName, name.span, format!("unknown name `{}`", name.name))
-                .primary("not found in this scope")
-                .maybe_help(help),
+            Diagnostic::new(
+                Code::UnknownName,
+                name.span,
+                format!("unknown name `{}`", name.name),
+            )
+            .primary("not found in this scope")
+            .maybe_help(help),
         );
     }
 
     fn unknown_field(&mut self, field: &ast::Ident, record: &RecordTy) {
         let ty = Ty::Record(Arc::new(record.clone()));
-        let help = did_you_mean(&field.name, record.fields.iter().map(|(n, _)| n.as_str())).unwrap_or_else(|| {
-            format!("the fields of `{ty}` are: {}", record.fields.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))
-        });
+        let help = did_you_mean(&field.name, record.fields.iter().map(|(n, _)| n.as_str()))
+            .unwrap_or_else(|| {
+                format!(
+                    "the fields of `{ty}` are: {}",
+                    record
+                        .fields
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
         self.push(
-            Diagnostic::new(Code::UnknownField, field.span, format!("`{ty}` has no field `{}`", field.name))
-                .primary("unknown field")
-                .help(help),
+            Diagnostic::new(
+                Code::UnknownField,
+                field.span,
+                format!("`{ty}` has no field `{}`", field.name),
+            )
+            .primary("unknown field")
+            .help(help),
         );
     }
 
@@ -1297,7 +1744,10 @@ impl<'a> Checker<'a> {
                 "layer `{}` reads `{}` of layer `{}`, which it does not need",
                 own.name, name.name, owner.name
             ),
-            None => format!("`{}` is a member of layer `{}`; top-level items cannot read layer members", name.name, owner.name),
+            None => format!(
+                "`{}` is a member of layer `{}`; top-level items cannot read layer members",
+                name.name, owner.name
+            ),
         };
         let help = match self.current_layer() {
             Some(own) => format!(
@@ -1306,16 +1756,31 @@ impl<'a> Checker<'a> {
             ),
             None => "move the item into a layer, or pass the value as a parameter".to_owned(),
         };
-        self.push(Diagnostic::new(Code::HigherLayerRead, name.span, message).primary("read here").help(help));
+        self.push(
+            Diagnostic::new(Code::HigherLayerRead, name.span, message)
+                .primary("read here")
+                .help(help),
+        );
     }
 
     fn not_constant(&mut self, span: Span, what: &str) {
         let help = match self.ctx {
-            Ctx::Const => "a constant reads only literals, other constants and pure builtins; use `config` for run parameters",
+            Ctx::Const => {
+                "a constant reads only literals, other constants and pure builtins; use `config` for run parameters"
+            }
             Ctx::Config => "a config default reads only literals and constants",
             _ => "a tunable default reads only literals, constants and config",
         };
-        self.push(Diagnostic::new(Code::NotConstant, span, format!("{what} cannot be read here: the value must be known before the episode starts")).help(help));
+        self.push(
+            Diagnostic::new(
+                Code::NotConstant,
+                span,
+                format!(
+                    "{what} cannot be read here: the value must be known before the episode starts"
+                ),
+            )
+            .help(help),
+        );
     }
 
     fn in_constant_context(&self) -> bool {
@@ -1349,7 +1814,7 @@ impl<'a> Checker<'a> {
             match def {
                 ValueDef::Const { id, ty } => {
                     self.uses.insert(key.clone());
-                    self.node.refs.push((key, name.span));
+                    self.node.refs.push(key);
                     return lowered(ir::ExprKind::Const(*id), ty.clone(), span);
                 }
                 ValueDef::Config { id, ty } => {
@@ -1370,7 +1835,10 @@ impl<'a> Checker<'a> {
                 Code::UnknownName,
                 span,
                 format!("`{}` is a type, not a value", name.name),
-                Some(format!("use one of its variants or functions: `{}.<name>`", name.name)),
+                Some(format!(
+                    "use one of its variants or functions: `{}.<name>`",
+                    name.name
+                )),
             );
             return poisoned(span);
         }
@@ -1379,12 +1847,22 @@ impl<'a> Checker<'a> {
     }
 
     /// A function used as a value: allowed only where a function type is expected.
-    fn fn_ref(&mut self, name: &ast::Ident, span: Span, info: &FnInfo, key: DefKey, hint: Option<&Ty>) -> Lowered {
-        let ty = Ty::Fn(info.params.iter().map(|(_, t)| t.clone()).collect(), Box::new(info.ret.clone()));
+    fn fn_ref(
+        &mut self,
+        name: &ast::Ident,
+        span: Span,
+        info: &FnInfo,
+        key: DefKey,
+        hint: Option<&Ty>,
+    ) -> Lowered {
+        let ty = Ty::Fn(
+            info.params.iter().map(|(_, t)| t.clone()).collect(),
+            Box::new(info.ret.clone()),
+        );
         match hint.map(|h| self.shallow(h)) {
             Some(Ty::Fn(..)) => {
                 self.uses.insert(key.clone());
-                self.node.refs.push((key, name.span));
+                self.node.refs.push(key);
                 lowered(ir::ExprKind::FnRef(info.id), ty, span)
             }
             _ => {
@@ -1399,9 +1877,19 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn member_read(&mut self, name: &ast::Ident, span: Span, layer_id: LayerId, entry: &env::MemberEntry, hint: Option<&Ty>) -> Lowered {
+    fn member_read(
+        &mut self,
+        name: &ast::Ident,
+        span: Span,
+        layer_id: LayerId,
+        entry: &env::MemberEntry,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         if self.in_constant_context() {
-            self.not_constant(span, &format!("{} `{}`", member_kind_name(&entry.def), name.name));
+            self.not_constant(
+                span,
+                &format!("{} `{}`", member_kind_name(&entry.def), name.name),
+            );
             return poisoned(span);
         }
         if !self.sees(layer_id) {
@@ -1412,16 +1900,28 @@ impl<'a> Checker<'a> {
         match &entry.def {
             MemberDef::State(id, ty) => {
                 self.uses.insert(key);
-                lowered(ir::ExprKind::Member(ir::MemberRef::State(*id)), ty.clone(), span)
+                lowered(
+                    ir::ExprKind::Member(ir::MemberRef::State(*id)),
+                    ty.clone(),
+                    span,
+                )
             }
             MemberDef::Tunable(id, ty, _) => {
                 self.uses.insert(key);
-                lowered(ir::ExprKind::Member(ir::MemberRef::Tunable(*id)), ty.clone(), span)
+                lowered(
+                    ir::ExprKind::Member(ir::MemberRef::Tunable(*id)),
+                    ty.clone(),
+                    span,
+                )
             }
             MemberDef::Computed(id, ty) => {
                 self.uses.insert(key.clone());
-                self.node.refs.push((key, name.span));
-                lowered(ir::ExprKind::Member(ir::MemberRef::Computed(*id)), ty.clone(), span)
+                self.node.refs.push(key);
+                lowered(
+                    ir::ExprKind::Member(ir::MemberRef::Computed(*id)),
+                    ty.clone(),
+                    span,
+                )
             }
             MemberDef::Fn(info) => {
                 let info = info.clone();
@@ -1458,7 +1958,11 @@ impl Checker<'_> {
             E::Int(v) => lowered(ir::ExprKind::Lit(ir::Literal::Int(*v)), Ty::Int, span),
             E::Float(v) => lowered(ir::ExprKind::Lit(ir::Literal::Float(*v)), Ty::Float, span),
             E::Bool(v) => lowered(ir::ExprKind::Lit(ir::Literal::Bool(*v)), Ty::Bool, span),
-            E::String(v) => lowered(ir::ExprKind::Lit(ir::Literal::String(v.clone())), Ty::String, span),
+            E::String(v) => lowered(
+                ir::ExprKind::Lit(ir::Literal::String(v.clone())),
+                Ty::String,
+                span,
+            ),
             E::Name(name) => self.name(name, span, hint),
             E::List(items) => self.list(items, span, hint),
             E::Record { name, fields } => self.record(name, fields, span),
@@ -1468,7 +1972,12 @@ impl Checker<'_> {
                 E::Name(name) => self.call(name, args, span, hint),
                 _ => {
                     self.infer(callee, None);
-                    self.error(Code::NotCallable, callee.span, "this expression cannot be called".to_owned(), None);
+                    self.error(
+                        Code::NotCallable,
+                        callee.span,
+                        "this expression cannot be called".to_owned(),
+                        None,
+                    );
                     poisoned(span)
                 }
             },
@@ -1476,14 +1985,26 @@ impl Checker<'_> {
             E::Index(base, index) => self.index(base, index, span),
             E::Unary(op, operand) => self.unary(*op, operand, span, hint),
             E::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, span, hint),
-            E::If { guards, then, otherwise } => {
+            E::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 let depth = self.locals.len();
                 let guards = self.guards(guards);
                 let then = self.infer(then, hint);
                 self.locals.truncate(depth);
                 let ty = then.ty.clone();
                 let otherwise = self.check(otherwise, &ty);
-                lowered(ir::ExprKind::If { guards, then: Box::new(then), otherwise: Box::new(otherwise) }, ty, span)
+                lowered(
+                    ir::ExprKind::If {
+                        guards,
+                        then: Box::new(then),
+                        otherwise: Box::new(otherwise),
+                    },
+                    ty,
+                    span,
+                )
             }
             E::Match(scrutinee, arms) => self.match_expr(scrutinee, arms, span, hint),
             E::Block(lets, result) => {
@@ -1498,7 +2019,15 @@ impl Checker<'_> {
                 self.locals.truncate(depth);
                 for (pattern, value) in bound.into_iter().rev() {
                     let ty = body.ty.clone();
-                    body = lowered(ir::ExprKind::Let { pattern, value: Box::new(value), body: Box::new(body) }, ty, span);
+                    body = lowered(
+                        ir::ExprKind::Let {
+                            pattern,
+                            value: Box::new(value),
+                            body: Box::new(body),
+                        },
+                        ty,
+                        span,
+                    );
                 }
                 body
             }
@@ -1517,33 +2046,62 @@ impl Checker<'_> {
 
     fn list(&mut self, items: &[ast::Expr], span: Span, hint: Option<&Ty>) -> Lowered {
         let hint = hint.map(|h| self.shallow(h));
+        // `[]` where a map is expected is the empty map; maps have no literal with entries.
+        if let (true, Some(Ty::Map(..))) = (items.is_empty(), &hint) {
+            let ty = hint.clone().unwrap_or(Ty::Error);
+            return lowered(ir::ExprKind::EmptyMap, ty, span);
+        }
         let (elem, is_set) = match &hint {
             Some(Ty::Set(t)) => ((**t).clone(), true),
             Some(Ty::List(t)) => ((**t).clone(), false),
             _ => (self.fresh(false), false),
         };
-        let lowered_items: Vec<Lowered> = items.iter().map(|item| self.check(item, &elem)).collect();
+        let lowered_items: Vec<Lowered> =
+            items.iter().map(|item| self.check(item, &elem)).collect();
         if items.is_empty() && !matches!(hint, Some(Ty::Set(_) | Ty::List(_) | Ty::Error)) {
             self.pending.push((elem.clone(), span));
         }
         if is_set {
-            lowered(ir::ExprKind::Set(lowered_items), Ty::Set(Box::new(elem)), span)
+            lowered(
+                ir::ExprKind::Set(lowered_items),
+                Ty::Set(Box::new(elem)),
+                span,
+            )
         } else {
-            lowered(ir::ExprKind::List(lowered_items), Ty::List(Box::new(elem)), span)
+            lowered(
+                ir::ExprKind::List(lowered_items),
+                Ty::List(Box::new(elem)),
+                span,
+            )
         }
     }
 
-    fn record(&mut self, name: &ast::Path, fields: &[(ast::Ident, ast::Expr)], span: Span) -> Lowered {
+    fn record(
+        &mut self,
+        name: &ast::Path,
+        fields: &[(ast::Ident, ast::Expr)],
+        span: Span,
+    ) -> Lowered {
         let text = env::path_text(name);
         let record = match self.scope.types.get(&text) {
             Some(TypeDef::Alias(Ty::Record(record))) => record.clone(),
             Some(_) => {
-                self.error(Code::TypeMismatch, name.span, format!("`{text}` is not a record type"), None);
+                self.error(
+                    Code::TypeMismatch,
+                    name.span,
+                    format!("`{text}` is not a record type"),
+                    None,
+                );
                 return poisoned(span);
             }
             None => {
                 let help = did_you_mean(&text, self.scope.types.keys().map(String::as_str));
-                self.error(Code::UnknownType, name.span, format!("unknown type `{text}`"), help);
+                self.error(
+                    Code::UnknownType,
+                    name.span,
+                    format!("unknown type `{text}`"),
+                    help,
+                );
                 for (_, value) in fields {
                     self.infer(value, None);
                 }
@@ -1556,7 +2114,12 @@ impl Checker<'_> {
                 Some(index) => {
                     let lowered_value = self.check(value, &record.fields[index].1.clone());
                     if values[index].is_some() {
-                        self.error(Code::Duplicate, field.span, format!("field `{}` is given twice", field.name), None);
+                        self.error(
+                            Code::Duplicate,
+                            field.span,
+                            format!("field `{}` is given twice", field.name),
+                            None,
+                        );
                     }
                     values[index] = Some(lowered_value);
                 }
@@ -1566,49 +2129,93 @@ impl Checker<'_> {
                 }
             }
         }
-        let missing: Vec<&str> =
-            record.fields.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|((n, _), _)| n.as_str()).collect();
+        let missing: Vec<&str> = record
+            .fields
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.is_none())
+            .map(|((n, _), _)| n.as_str())
+            .collect();
         if !missing.is_empty() {
             self.error(
                 Code::MissingField,
                 span,
-                format!("record `{text}` is missing field(s): {}", missing.join(", ")),
-                Some(format!("add {}", missing.iter().map(|m| format!("`{m}: ...`")).collect::<Vec<_>>().join(", "))),
+                format!(
+                    "record `{text}` is missing field(s): {}",
+                    missing.join(", ")
+                ),
+                Some(format!(
+                    "add {}",
+                    missing
+                        .iter()
+                        .map(|m| format!("`{m}: ...`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             );
         }
-        let values = values.into_iter().map(|v| v.unwrap_or_else(|| poisoned(span))).collect();
+        let values = values
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| poisoned(span)))
+            .collect();
         lowered(ir::ExprKind::Record(values), Ty::Record(record), span)
     }
 
     /// True when `base` is a bare name that means a namespace (a type or a layer) rather than a
     /// value.
     fn namespace<'e>(&self, base: &'e ast::Expr) -> Option<&'e ast::Ident> {
-        let ast::ExprKind::Name(name) = &base.kind else { return None };
-        if self.local(&name.name).is_some() || self.find_member(&name.name).is_some() || self.scope.values.contains_key(&name.name) {
+        let ast::ExprKind::Name(name) = &base.kind else {
+            return None;
+        };
+        if self.local(&name.name).is_some()
+            || self.find_member(&name.name).is_some()
+            || self.scope.values.contains_key(&name.name)
+        {
             return None;
         }
         Some(name)
     }
 
-    fn field(&mut self, base: &ast::Expr, field: &ast::Ident, span: Span, hint: Option<&Ty>) -> Lowered {
-        if let ast::ExprKind::Name(n) = &base.kind {
-            if n.name == "game" {
-                return self.game_query(field, None, span);
-            }
+    fn field(
+        &mut self,
+        base: &ast::Expr,
+        field: &ast::Ident,
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
+        if let ast::ExprKind::Name(n) = &base.kind
+            && n.name == "game"
+        {
+            return self.game_query(field, None, span);
         }
         if let Some(ns) = self.namespace(base) {
             if let Some(TypeDef::Enum(index)) = self.scope.types.get(&ns.name) {
                 return self.variant(*index, field, &[], span, false);
             }
             if let Some(layer_id) = self.scope.layer(&ns.name) {
-                let Some(entry) = self.scope.layers[layer_id.index()].members.get(&field.name) else {
-                    let help = did_you_mean(&field.name, self.scope.layers[layer_id.index()].members.keys().map(String::as_str));
-                    self.error(Code::UnknownName, field.span, format!("layer `{}` has no member `{}`", ns.name, field.name), help);
+                let Some(entry) = self.scope.layers[layer_id.index()].members.get(&field.name)
+                else {
+                    let help = did_you_mean(
+                        &field.name,
+                        self.scope.layers[layer_id.index()]
+                            .members
+                            .keys()
+                            .map(String::as_str),
+                    );
+                    self.error(
+                        Code::UnknownName,
+                        field.span,
+                        format!("layer `{}` has no member `{}`", ns.name, field.name),
+                        help,
+                    );
                     return poisoned(span);
                 };
                 let scope: &Scope = self.scope;
                 let entry: &env::MemberEntry = entry;
-                let entry = scope.layers[layer_id.index()].members.get(&entry.key.name).unwrap_or(entry);
+                let entry = scope.layers[layer_id.index()]
+                    .members
+                    .get(&entry.key.name)
+                    .unwrap_or(entry);
                 return self.member_read(field, span, layer_id, entry, hint);
             }
         }
@@ -1648,16 +2255,33 @@ impl Checker<'_> {
                     }
                 };
                 self.uses.insert(entry.key.clone());
-                self.node.snapshot_reads.push((entry.key.clone(), field.span));
-                lowered(ir::ExprKind::SnapshotRead { snapshot: Box::new(base), member }, ty, span)
+                self.node.snapshot_reads.push(entry.key.clone());
+                lowered(
+                    ir::ExprKind::SnapshotRead {
+                        snapshot: Box::new(base),
+                        member,
+                    },
+                    ty,
+                    span,
+                )
             }
             Ty::Error => poisoned(span),
             Ty::Var(_) => {
-                self.error(Code::CannotInfer, base.span.into_span(), "the type of this value must be known before its fields are read".to_owned(), Some("annotate the closure parameter, for example `|s: Snapshot| ...`".into()));
+                self.error(
+                    Code::CannotInfer,
+                    base.span.into_span(),
+                    "the type of this value must be known before its fields are read".to_owned(),
+                    Some("annotate the closure parameter, for example `|s: Snapshot| ...`".into()),
+                );
                 poisoned(span)
             }
             other => {
-                self.error(Code::UnknownField, field.span, format!("`{other}` has no field `{}`", field.name), None);
+                self.error(
+                    Code::UnknownField,
+                    field.span,
+                    format!("`{other}` has no field `{}`", field.name),
+                    None,
+                );
                 poisoned(span)
             }
         }
@@ -1670,20 +2294,35 @@ impl Checker<'_> {
             return poisoned(span);
         }
         let Some(game) = &self.scope.game else {
-            self.error(Code::NoGame, span, format!("`game.{}` needs a game", name.name), Some("add `use game <name>` at the top of the file".into()));
+            self.error(
+                Code::NoGame,
+                span,
+                format!("`game.{}` needs a game", name.name),
+                Some("add `use game <name>` at the top of the file".into()),
+            );
             return poisoned(span);
         };
         let Some(query) = game.queries.iter().find(|q| q.name == name.name) else {
             let help = if game.effects.iter().any(|e| e.name == name.name) {
-                Some(format!("`{}` is an effect: send it from an action with `emit game.{}(...)`", name.name, name.name))
+                Some(format!(
+                    "`{}` is an effect: send it from an action with `emit game.{}(...)`",
+                    name.name, name.name
+                ))
             } else if game.observations.iter().any(|o| o.name == name.name) {
-                Some(format!("`{}` is an observation: handle it with `on game.{}(...) {{ ... }}`", name.name, name.name))
+                Some(format!(
+                    "`{}` is an observation: handle it with `on game.{}(...) {{ ... }}`",
+                    name.name, name.name
+                ))
             } else {
                 did_you_mean(&name.name, game.queries.iter().map(|q| q.name.as_str()))
             };
             self.push(
-                Diagnostic::new(Code::UnknownGameMember, name.span, format!("game `{}` has no query `{}`", game.name, name.name))
-                    .maybe_help(help),
+                Diagnostic::new(
+                    Code::UnknownGameMember,
+                    name.span,
+                    format!("game `{}` has no query `{}`", game.name, name.name),
+                )
+                .maybe_help(help),
             );
             if let Some(args) = args {
                 for arg in args {
@@ -1694,30 +2333,67 @@ impl Checker<'_> {
         };
         let query = query.clone();
         match (&query.sig, args) {
-            (None, None) => lowered(ir::ExprKind::GameProperty(query.name.clone()), self.scope.normalize(&query.ty), span),
+            (None, None) => lowered(
+                ir::ExprKind::GameProperty(query.name.clone()),
+                self.scope.normalize(&query.ty),
+                span,
+            ),
             (Some(sig), Some(args)) => {
-                let params: Vec<(String, Ty)> = sig.params.iter().map(|p| (p.name.clone(), self.scope.normalize(&p.ty))).collect();
+                let params: Vec<(String, Ty)> = sig
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), self.scope.normalize(&p.ty)))
+                    .collect();
                 let args = self.args(&params, args, span, &format!("query `game.{}`", name.name));
-                lowered(ir::ExprKind::GameCall { name: query.name.clone(), args }, self.scope.normalize(&sig.ret), span)
+                lowered(
+                    ir::ExprKind::GameCall {
+                        name: query.name.clone(),
+                        args,
+                    },
+                    self.scope.normalize(&sig.ret),
+                    span,
+                )
             }
             (Some(_), None) => {
-                self.error(Code::TypeMismatch, span, format!("`game.{}` is a query function", name.name), Some(format!("call it: `game.{}(...)`", name.name)));
+                self.error(
+                    Code::TypeMismatch,
+                    span,
+                    format!("`game.{}` is a query function", name.name),
+                    Some(format!("call it: `game.{}(...)`", name.name)),
+                );
                 poisoned(span)
             }
             (None, Some(_)) => {
-                self.error(Code::NotCallable, span, format!("`game.{}` is a property, not a function", name.name), Some(format!("remove the parentheses: `game.{}`", name.name)));
+                self.error(
+                    Code::NotCallable,
+                    span,
+                    format!("`game.{}` is a property, not a function", name.name),
+                    Some(format!("remove the parentheses: `game.{}`", name.name)),
+                );
                 poisoned(span)
             }
         }
     }
 
     /// An enum variant value, `Enum.Variant` or `Enum.Variant(args)`.
-    fn variant(&mut self, index: usize, name: &ast::Ident, args: &[ast::Arg], span: Span, called: bool) -> Lowered {
+    fn variant(
+        &mut self,
+        index: usize,
+        name: &ast::Ident,
+        args: &[ast::Arg],
+        span: Span,
+        called: bool,
+    ) -> Lowered {
         let info = self.scope.enums[index].clone();
         let ty = Ty::Enum(info.name.as_str().into());
         let Some(position) = info.variants.iter().position(|(v, _)| *v == name.name) else {
             let help = did_you_mean(&name.name, info.variants.iter().map(|(v, _)| v.as_str()));
-            self.error(Code::UnknownVariant, name.span, format!("enum `{}` has no variant `{}`", info.name, name.name), help);
+            self.error(
+                Code::UnknownVariant,
+                name.span,
+                format!("enum `{}` has no variant `{}`", info.name, name.name),
+                help,
+            );
             return poisoned(span);
         };
         let payload_types = &info.variants[position].1;
@@ -1725,14 +2401,36 @@ impl Checker<'_> {
             self.error(
                 Code::Arity,
                 span,
-                format!("variant `{}.{}` takes {} value(s)", info.name, name.name, payload_types.len()),
+                format!(
+                    "variant `{}.{}` takes {} value(s)",
+                    info.name,
+                    name.name,
+                    payload_types.len()
+                ),
                 Some(format!("write `{}.{}(...)`", info.name, name.name)),
             );
             return poisoned(span);
         }
-        let params: Vec<(String, Ty)> = payload_types.iter().enumerate().map(|(i, t)| (format!("{i}"), t.clone())).collect();
-        let payload = self.args(&params, args, span, &format!("variant `{}.{}`", info.name, name.name));
-        lowered(ir::ExprKind::Variant { enum_id: info.id, index: position as u32, payload }, ty, span)
+        let params: Vec<(String, Ty)> = payload_types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("{i}"), t.clone()))
+            .collect();
+        let payload = self.args(
+            &params,
+            args,
+            span,
+            &format!("variant `{}.{}`", info.name, name.name),
+        );
+        lowered(
+            ir::ExprKind::Variant {
+                enum_id: info.id,
+                index: position as u32,
+                payload,
+            },
+            ty,
+            span,
+        )
     }
 }
 
@@ -1742,7 +2440,10 @@ trait IntoSpan {
 
 impl IntoSpan for ir::SrcSpan {
     fn into_span(self) -> Span {
-        Span { start: self.start, end: self.end }
+        Span {
+            start: self.start,
+            end: self.end,
+        }
     }
 }
 
@@ -1765,10 +2466,21 @@ impl Checker<'_> {
     /// Builtins of the library and the game, in a stable order.
     fn builtins(&self) -> impl Iterator<Item = &Builtin> {
         let game = self.scope.game.iter().flat_map(|g| g.builtins.iter());
-        self.sigs.builtins.iter().filter(|b| self.visible_builtin(b)).chain(game)
+        self.sigs
+            .builtins
+            .iter()
+            .filter(|b| self.visible_builtin(b))
+            .chain(game)
     }
 
-    fn method(&mut self, base: &ast::Expr, name: &ast::Ident, args: &[ast::Arg], span: Span, hint: Option<&Ty>) -> Lowered {
+    fn method(
+        &mut self,
+        base: &ast::Expr,
+        name: &ast::Ident,
+        args: &[ast::Arg],
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         if let ast::ExprKind::Name(n) = &base.kind {
             if n.name == "game" {
                 return self.game_query(name, Some(args), span);
@@ -1784,7 +2496,10 @@ impl Checker<'_> {
             if self.scope.types.contains_key(&ns.name) {
                 let found = self
                     .builtins()
-                    .find(|b| b.short_name == name.name && matches!(&b.kind, BuiltinKind::Static(owner) if *owner == ns.name))
+                    .find(|b| {
+                        b.short_name == name.name
+                            && matches!(&b.kind, BuiltinKind::Static(owner) if *owner == ns.name)
+                    })
                     .cloned();
                 return match found {
                     Some(builtin) => self.call_builtin(&builtin, None, args, span, hint),
@@ -1795,7 +2510,12 @@ impl Checker<'_> {
                             .map(|b| b.short_name.clone())
                             .collect();
                         let help = did_you_mean(&name.name, candidates.iter().map(String::as_str));
-                        self.error(Code::UnknownMethod, name.span, format!("type `{}` has no function `{}`", ns.name, name.name), help);
+                        self.error(
+                            Code::UnknownMethod,
+                            name.span,
+                            format!("type `{}` has no function `{}`", ns.name, name.name),
+                            help,
+                        );
                         poisoned(span)
                     }
                 };
@@ -1813,18 +2533,29 @@ impl Checker<'_> {
             self.error(
                 Code::CannotInfer,
                 base.span,
-                format!("the type of this value must be known to call `.{}()` on it", name.name),
+                format!(
+                    "the type of this value must be known to call `.{}()` on it",
+                    name.name
+                ),
                 Some("annotate the closure parameter or give the value a declared type".into()),
             );
             return poisoned(span);
         }
         let Some(owner) = type_constructor(&receiver_ty) else {
-            self.error(Code::UnknownMethod, name.span, format!("`{receiver_ty}` has no methods"), None);
+            self.error(
+                Code::UnknownMethod,
+                name.span,
+                format!("`{receiver_ty}` has no methods"),
+                None,
+            );
             return poisoned(span);
         };
         let found = self
             .builtins()
-            .find(|b| b.short_name == name.name && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner))
+            .find(|b| {
+                b.short_name == name.name
+                    && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner)
+            })
             .cloned();
         match found {
             Some(builtin) => self.call_builtin(&builtin, Some(receiver), args, span, hint),
@@ -1836,8 +2567,16 @@ impl Checker<'_> {
                     .collect();
                 let help = did_you_mean(&name.name, candidates.iter().map(String::as_str));
                 self.push(
-                    Diagnostic::new(Code::UnknownMethod, name.span, format!("`{}` has no method `{}`", self.zonk(&receiver_ty), name.name))
-                        .maybe_help(help),
+                    Diagnostic::new(
+                        Code::UnknownMethod,
+                        name.span,
+                        format!(
+                            "`{}` has no method `{}`",
+                            self.zonk(&receiver_ty),
+                            name.name
+                        ),
+                    )
+                    .maybe_help(help),
                 );
                 for arg in args {
                     self.infer_loose(&arg.value);
@@ -1857,31 +2596,69 @@ impl Checker<'_> {
 
     fn sim(&mut self, name: &ast::Ident, args: &[ast::Arg], span: Span) -> Lowered {
         if name.name != "next" {
-            self.error(Code::UnknownMethod, name.span, format!("`sim` has no function `{}`", name.name), Some("the only one is `sim.next(action(args))`".into()));
+            self.error(
+                Code::UnknownMethod,
+                name.span,
+                format!("`sim` has no function `{}`", name.name),
+                Some("the only one is `sim.next(action(args))`".into()),
+            );
             return poisoned(span);
         }
         if self.layer.is_none() || self.in_constant_context() {
-            self.error(Code::SimNextArgument, span, "`sim.next` previews an action, so it is only allowed inside layers".to_owned(), None);
+            self.error(
+                Code::SimNextArgument,
+                span,
+                "`sim.next` previews an action, so it is only allowed inside layers".to_owned(),
+                None,
+            );
             return poisoned(span);
         }
         let [arg] = args else {
-            self.error(Code::Arity, span, format!("`sim.next` takes one action call, found {} argument(s)", args.len()), None);
+            self.error(
+                Code::Arity,
+                span,
+                format!(
+                    "`sim.next` takes one action call, found {} argument(s)",
+                    args.len()
+                ),
+                None,
+            );
             return poisoned(span);
         };
-        let Some((action, action_args)) = self.action_call(&arg.value, Code::SimNextArgument) else { return poisoned(span) };
-        if let ast::ExprKind::Call(callee, _) = &arg.value.kind {
-            if let ast::ExprKind::Name(action_name) = &callee.kind {
-                if let Some((_, entry)) = self.find_member(&action_name.name) {
-                    self.node.sims.push((entry.key.clone(), span));
-                }
-            }
+        let Some((action, action_args)) = self.action_call(&arg.value, Code::SimNextArgument)
+        else {
+            return poisoned(span);
+        };
+        if let ast::ExprKind::Call(callee, _) = &arg.value.kind
+            && let ast::ExprKind::Name(action_name) = &callee.kind
+            && let Some((_, entry)) = self.find_member(&action_name.name)
+        {
+            self.node.sims.push((entry.key.clone(), span));
         }
-        lowered(ir::ExprKind::SimNext { action, args: action_args }, Ty::Preview, span)
+        lowered(
+            ir::ExprKind::SimNext {
+                action,
+                args: action_args,
+            },
+            Ty::Preview,
+            span,
+        )
     }
 
-    fn call(&mut self, name: &ast::Ident, args: &[ast::Arg], span: Span, hint: Option<&Ty>) -> Lowered {
+    fn call(
+        &mut self,
+        name: &ast::Ident,
+        args: &[ast::Arg],
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         if self.local(&name.name).is_some() {
-            self.error(Code::NotCallable, name.span, format!("`{}` is a local value, not a function", name.name), None);
+            self.error(
+                Code::NotCallable,
+                name.span,
+                format!("`{}` is a local value, not a function", name.name),
+                None,
+            );
             return poisoned(span);
         }
         if name.name == "Some" {
@@ -1889,9 +2666,18 @@ impl Checker<'_> {
                 Some(Ty::Option(inner)) => *inner,
                 _ => self.fresh(false),
             };
-            let values = self.args(&[("value".to_owned(), inner_hint.clone())], args, span, "`Some`");
+            let values = self.args(
+                &[("value".to_owned(), inner_hint.clone())],
+                args,
+                span,
+                "`Some`",
+            );
             let value = values.into_iter().next().unwrap_or_else(|| poisoned(span));
-            return lowered(ir::ExprKind::Some(Box::new(value)), Ty::Option(Box::new(inner_hint)), span);
+            return lowered(
+                ir::ExprKind::Some(Box::new(value)),
+                Ty::Option(Box::new(inner_hint)),
+                span,
+            );
         }
         if let Some((layer_id, entry)) = self.find_member(&name.name) {
             match &entry.def {
@@ -1917,7 +2703,16 @@ impl Checker<'_> {
                     return poisoned(span);
                 }
                 other => {
-                    self.error(Code::NotCallable, name.span, format!("`{}` is a {}, not a function", name.name, member_kind_name(other)), None);
+                    self.error(
+                        Code::NotCallable,
+                        name.span,
+                        format!(
+                            "`{}` is a {}, not a function",
+                            name.name,
+                            member_kind_name(other)
+                        ),
+                        None,
+                    );
                     return poisoned(span);
                 }
             }
@@ -1929,34 +2724,84 @@ impl Checker<'_> {
                     self.call_fn(name, &info, key, args, span)
                 }
                 _ => {
-                    self.error(Code::NotCallable, name.span, format!("`{}` is a value, not a function", name.name), None);
+                    self.error(
+                        Code::NotCallable,
+                        name.span,
+                        format!("`{}` is a value, not a function", name.name),
+                        None,
+                    );
                     poisoned(span)
                 }
             };
         }
-        let found = self.builtins().find(|b| b.short_name == name.name && b.kind == BuiltinKind::Function).cloned();
+        let found = self
+            .builtins()
+            .find(|b| b.short_name == name.name && b.kind == BuiltinKind::Function)
+            .cloned();
         if let Some(builtin) = found {
             return self.call_builtin(&builtin, None, args, span, hint);
         }
-        let mut candidates = self.names_in_scope().into_iter().map(str::to_owned).collect::<Vec<_>>();
-        candidates.extend(self.builtins().filter(|b| b.kind == BuiltinKind::Function).map(|b| b.short_name.clone()));
+        let mut candidates = self
+            .names_in_scope()
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<_>>();
+        candidates.extend(
+            self.builtins()
+                .filter(|b| b.kind == BuiltinKind::Function)
+                .map(|b| b.short_name.clone()),
+        );
         let help = did_you_mean(&name.name, candidates.iter().map(String::as_str));
-        self.push(Diagnostic::new(Code::UnknownName, name.span, format!("unknown function `{}`", name.name)).primary("not found in this scope").maybe_help(help));
+        self.push(
+            Diagnostic::new(
+                Code::UnknownName,
+                name.span,
+                format!("unknown function `{}`", name.name),
+            )
+            .primary("not found in this scope")
+            .maybe_help(help),
+        );
         for arg in args {
             self.infer_loose(&arg.value);
         }
         poisoned(span)
     }
 
-    fn call_fn(&mut self, name: &ast::Ident, info: &FnInfo, key: DefKey, args: &[ast::Arg], span: Span) -> Lowered {
+    fn call_fn(
+        &mut self,
+        name: &ast::Ident,
+        info: &FnInfo,
+        key: DefKey,
+        args: &[ast::Arg],
+        span: Span,
+    ) -> Lowered {
         self.uses.insert(key.clone());
-        self.node.refs.push((key, name.span));
-        let args = self.args(&info.params, args, span, &format!("function `{}`", name.name));
-        lowered(ir::ExprKind::CallFn { func: info.id, args }, info.ret.clone(), span)
+        self.node.refs.push(key);
+        let args = self.args(
+            &info.params,
+            args,
+            span,
+            &format!("function `{}`", name.name),
+        );
+        lowered(
+            ir::ExprKind::CallFn {
+                func: info.id,
+                args,
+            },
+            info.ret.clone(),
+            span,
+        )
     }
 
     /// Instantiates a builtin's generics and checks a call of it.
-    fn call_builtin(&mut self, builtin: &Builtin, receiver: Option<Lowered>, args: &[ast::Arg], span: Span, hint: Option<&Ty>) -> Lowered {
+    fn call_builtin(
+        &mut self,
+        builtin: &Builtin,
+        receiver: Option<Lowered>,
+        args: &[ast::Arg],
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         let sig: FnSig = builtin.sig.clone();
         let mut map = BTreeMap::new();
         for generic in &sig.generics {
@@ -1964,7 +2809,11 @@ impl Checker<'_> {
             map.insert(generic.name.clone(), var);
         }
         let subst = |ty: &Ty| self.scope.normalize(&substitute(ty, &map));
-        let mut params: Vec<(String, Ty)> = sig.params.iter().map(|p| (p.name.clone(), subst(&p.ty))).collect();
+        let mut params: Vec<(String, Ty)> = sig
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), subst(&p.ty)))
+            .collect();
         let ret = subst(&sig.ret);
         if let Some(hint) = hint {
             // The expected result guides the instantiation (for example of an empty collection),
@@ -1982,18 +2831,35 @@ impl Checker<'_> {
                 self.error(
                     Code::TypeMismatch,
                     receiver.span.into_span(),
-                    format!("`{}` needs a receiver of type `{}`, found `{found}`", builtin.short_name, self.zonk(&self_ty)),
+                    format!(
+                        "`{}` needs a receiver of type `{}`, found `{found}`",
+                        builtin.short_name,
+                        self.zonk(&self_ty)
+                    ),
                     None,
                 );
             }
             lowered_args.push(receiver);
         }
         lowered_args.extend(self.args(&params, args, span, &format!("`{}`", builtin.short_name)));
-        lowered(ir::ExprKind::CallBuiltin { name: builtin.name.clone(), args: lowered_args }, ret, span)
+        lowered(
+            ir::ExprKind::CallBuiltin {
+                name: builtin.name.clone(),
+                args: lowered_args,
+            },
+            ret,
+            span,
+        )
     }
 
     /// Matches arguments to parameters (positional, then named) and checks each.
-    fn args(&mut self, params: &[(String, Ty)], args: &[ast::Arg], span: Span, what: &str) -> Vec<Lowered> {
+    fn args(
+        &mut self,
+        params: &[(String, Ty)],
+        args: &[ast::Arg],
+        span: Span,
+        what: &str,
+    ) -> Vec<Lowered> {
         let mut slots: Vec<Option<Lowered>> = vec![None; params.len()];
         let mut next = 0;
         for arg in args {
@@ -2005,7 +2871,10 @@ impl Checker<'_> {
                         self.error(
                             Code::Arity,
                             arg.span,
-                            format!("{what} takes {} argument(s), but more are given", params.len()),
+                            format!(
+                                "{what} takes {} argument(s), but more are given",
+                                params.len()
+                            ),
                             Some(format!("the parameters are ({})", param_list(params))),
                         );
                         self.infer_loose(&arg.value);
@@ -2016,14 +2885,26 @@ impl Checker<'_> {
                 Some(name) => match params.iter().position(|(p, _)| *p == name.name) {
                     Some(index) if slots[index].is_none() => index,
                     Some(_) => {
-                        self.error(Code::NamedArgument, name.span, format!("parameter `{}` is given twice", name.name), None);
+                        self.error(
+                            Code::NamedArgument,
+                            name.span,
+                            format!("parameter `{}` is given twice", name.name),
+                            None,
+                        );
                         self.infer_loose(&arg.value);
                         continue;
                     }
                     None => {
                         let help = did_you_mean(&name.name, params.iter().map(|(p, _)| p.as_str()))
-                            .unwrap_or_else(|| format!("the parameters are ({})", param_list(params)));
-                        self.error(Code::NamedArgument, name.span, format!("{what} has no parameter `{}`", name.name), Some(help));
+                            .unwrap_or_else(|| {
+                                format!("the parameters are ({})", param_list(params))
+                            });
+                        self.error(
+                            Code::NamedArgument,
+                            name.span,
+                            format!("{what} has no parameter `{}`", name.name),
+                            Some(help),
+                        );
                         self.infer_loose(&arg.value);
                         continue;
                     }
@@ -2032,16 +2913,28 @@ impl Checker<'_> {
             let expected = params[index].1.clone();
             slots[index] = Some(self.arg(&arg.value, &expected));
         }
-        let missing: Vec<&str> = params.iter().zip(&slots).filter(|(_, s)| s.is_none()).map(|((p, _), _)| p.as_str()).collect();
+        let missing: Vec<&str> = params
+            .iter()
+            .zip(&slots)
+            .filter(|(_, s)| s.is_none())
+            .map(|((p, _), _)| p.as_str())
+            .collect();
         if !missing.is_empty() && slots.len() >= missing.len() {
             self.error(
                 Code::Arity,
                 span,
-                format!("{what} takes {} argument(s), but {} are given", params.len(), params.len() - missing.len()),
+                format!(
+                    "{what} takes {} argument(s), but {} are given",
+                    params.len(),
+                    params.len() - missing.len()
+                ),
                 Some(format!("the parameters are ({})", param_list(params))),
             );
         }
-        slots.into_iter().map(|s| s.unwrap_or_else(|| poisoned(span))).collect()
+        slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| poisoned(span)))
+            .collect()
     }
 
     /// One argument: closures and function names are allowed where a function type is expected.
@@ -2053,7 +2946,11 @@ impl Checker<'_> {
                     self.error(
                         Code::Arity,
                         value.span,
-                        format!("this closure takes {} parameter(s), but {} are expected", params.len(), param_tys.len()),
+                        format!(
+                            "this closure takes {} parameter(s), but {} are expected",
+                            params.len(),
+                            param_tys.len()
+                        ),
                         None,
                     );
                     return poisoned(value.span);
@@ -2069,13 +2966,23 @@ impl Checker<'_> {
                 }
                 let body = self.check(body, ret);
                 self.locals.truncate(depth);
-                lowered(ir::ExprKind::Closure { params: ids, body: Box::new(body) }, expected_now.clone(), value.span)
+                lowered(
+                    ir::ExprKind::Closure {
+                        params: ids,
+                        body: Box::new(body),
+                    },
+                    expected_now.clone(),
+                    value.span,
+                )
             }
             (ast::ExprKind::Closure(..), _) => {
                 self.error(
                     Code::ClosureEscapes,
                     value.span,
-                    format!("a closure is passed where a `{}` is expected", self.zonk(expected)),
+                    format!(
+                        "a closure is passed where a `{}` is expected",
+                        self.zonk(expected)
+                    ),
                     None,
                 );
                 poisoned(value.span)
@@ -2086,7 +2993,11 @@ impl Checker<'_> {
 }
 
 fn param_list(params: &[(String, Ty)]) -> String {
-    params.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ")
+    params
+        .iter()
+        .map(|(n, t)| format!("{n}: {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn substitute(ty: &Ty, map: &BTreeMap<Arc<str>, Ty>) -> Ty {
@@ -2096,8 +3007,14 @@ fn substitute(ty: &Ty, map: &BTreeMap<Arc<str>, Ty>) -> Ty {
         Ty::List(t) => Ty::List(Box::new(substitute(t, map))),
         Ty::Set(t) => Ty::Set(Box::new(substitute(t, map))),
         Ty::Map(k, v) => Ty::Map(Box::new(substitute(k, map)), Box::new(substitute(v, map))),
-        Ty::Opaque(name, args) => Ty::Opaque(name.clone(), args.iter().map(|a| substitute(a, map)).collect()),
-        Ty::Fn(params, ret) => Ty::Fn(params.iter().map(|p| substitute(p, map)).collect(), Box::new(substitute(ret, map))),
+        Ty::Opaque(name, args) => Ty::Opaque(
+            name.clone(),
+            args.iter().map(|a| substitute(a, map)).collect(),
+        ),
+        Ty::Fn(params, ret) => Ty::Fn(
+            params.iter().map(|p| substitute(p, map)).collect(),
+            Box::new(substitute(ret, map)),
+        ),
         other => other.clone(),
     }
 }
@@ -2109,11 +3026,19 @@ impl Checker<'_> {
         match self.shallow(&base_lowered.ty) {
             Ty::List(elem) => {
                 let index = self.check(index, &Ty::Int);
-                lowered(ir::ExprKind::Index(Box::new(base_lowered), Box::new(index)), *elem, span)
+                lowered(
+                    ir::ExprKind::Index(Box::new(base_lowered), Box::new(index)),
+                    *elem,
+                    span,
+                )
             }
             Ty::Map(key, value) => {
                 let index = self.check(index, &key);
-                lowered(ir::ExprKind::Index(Box::new(base_lowered), Box::new(index)), *value, span)
+                lowered(
+                    ir::ExprKind::Index(Box::new(base_lowered), Box::new(index)),
+                    *value,
+                    span,
+                )
             }
             Ty::Error => {
                 self.infer(index, None);
@@ -2123,12 +3048,19 @@ impl Checker<'_> {
                 let owner = type_constructor(&other);
                 let found = owner.and_then(|owner| {
                     self.builtins()
-                        .find(|b| b.short_name == "index" && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner))
+                        .find(|b| {
+                            b.short_name == "index"
+                                && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner)
+                        })
                         .cloned()
                 });
                 match found {
                     Some(builtin) => {
-                        let arg = ast::Arg { name: None, value: index.clone(), span: index.span };
+                        let arg = ast::Arg {
+                            name: None,
+                            value: index.clone(),
+                            span: index.span,
+                        };
                         self.call_builtin(&builtin, Some(base_lowered), &[arg], span, None)
                     }
                     None => {
@@ -2146,7 +3078,13 @@ impl Checker<'_> {
         }
     }
 
-    fn unary(&mut self, op: ast::UnaryOp, operand: &ast::Expr, span: Span, hint: Option<&Ty>) -> Lowered {
+    fn unary(
+        &mut self,
+        op: ast::UnaryOp,
+        operand: &ast::Expr,
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         match op {
             ast::UnaryOp::Not => {
                 let inner = self.check(operand, &Ty::Bool);
@@ -2157,7 +3095,12 @@ impl Checker<'_> {
                 let numeric = self.fresh(true);
                 if !self.unify(&inner.ty, &numeric) {
                     let found = self.zonk(&inner.ty);
-                    self.error(Code::BadOperands, span, format!("cannot negate a `{found}`"), Some("`-` applies to `Int` and `Float`".into()));
+                    self.error(
+                        Code::BadOperands,
+                        span,
+                        format!("cannot negate a `{found}`"),
+                        Some("`-` applies to `Int` and `Float`".into()),
+                    );
                     return poisoned(span);
                 }
                 let ty = inner.ty.clone();
@@ -2166,10 +3109,21 @@ impl Checker<'_> {
         }
     }
 
-    fn binary(&mut self, op: ast::BinaryOp, lhs: &ast::Expr, rhs: &ast::Expr, span: Span, hint: Option<&Ty>) -> Lowered {
+    fn binary(
+        &mut self,
+        op: ast::BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         use ast::BinaryOp as B;
         let (left, right, ty) = match op {
-            B::And | B::Or => (self.check(lhs, &Ty::Bool), self.check(rhs, &Ty::Bool), Ty::Bool),
+            B::And | B::Or => (
+                self.check(lhs, &Ty::Bool),
+                self.check(rhs, &Ty::Bool),
+                Ty::Bool,
+            ),
             B::In | B::NotIn => {
                 let right = self.infer(rhs, None);
                 let left = match self.shallow(&right.ty) {
@@ -2180,7 +3134,11 @@ impl Checker<'_> {
                         self.error(
                             Code::BadOperands,
                             rhs.span,
-                            format!("`{}` needs a list, a set or a map on its right, found `{}`", op.symbol(), self.zonk(&other)),
+                            format!(
+                                "`{}` needs a list, a set or a map on its right, found `{}`",
+                                op.symbol(),
+                                self.zonk(&other)
+                            ),
                             None,
                         );
                         left
@@ -2195,14 +3153,33 @@ impl Checker<'_> {
                 if !self.unify(&left.ty, &right.ty) {
                     let (l, r) = (self.zonk(&left.ty), self.zonk(&right.ty));
                     let help = match (&l, &r) {
-                        (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Some("there is no implicit conversion: use `.to_float()` on the `Int`".to_owned()),
+                        (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Some(
+                            "there is no implicit conversion: use `.to_float()` on the `Int`"
+                                .to_owned(),
+                        ),
                         _ => None,
                     };
                     self.push(
-                        Diagnostic::new(Code::BadOperands, span, format!("cannot apply `{}` to `{l}` and `{r}`", op.symbol()))
-                            .label(Span { start: left.span.start, end: left.span.end }, format!("this is `{l}`"))
-                            .label(Span { start: right.span.start, end: right.span.end }, format!("this is `{r}`"))
-                            .maybe_help(help),
+                        Diagnostic::new(
+                            Code::BadOperands,
+                            span,
+                            format!("cannot apply `{}` to `{l}` and `{r}`", op.symbol()),
+                        )
+                        .label(
+                            Span {
+                                start: left.span.start,
+                                end: left.span.end,
+                            },
+                            format!("this is `{l}`"),
+                        )
+                        .label(
+                            Span {
+                                start: right.span.start,
+                                end: right.span.end,
+                            },
+                            format!("this is `{r}`"),
+                        )
+                        .maybe_help(help),
                     );
                     return poisoned(span);
                 }
@@ -2224,16 +3201,32 @@ impl Checker<'_> {
                     self.error(
                         Code::BadOperands,
                         span,
-                        format!("cannot apply `{}` to `{}`", op.symbol(), self.zonk(&operand)),
-                        Some(if arithmetic { "arithmetic applies to `Int` and `Float`".into() } else { "ordering applies to numbers and strings".into() }),
+                        format!(
+                            "cannot apply `{}` to `{}`",
+                            op.symbol(),
+                            self.zonk(&operand)
+                        ),
+                        Some(if arithmetic {
+                            "arithmetic applies to `Int` and `Float`".into()
+                        } else {
+                            "ordering applies to numbers and strings".into()
+                        }),
                     );
                     return poisoned(span);
                 }
-                let ty = if arithmetic { left.ty.clone() } else { Ty::Bool };
+                let ty = if arithmetic {
+                    left.ty.clone()
+                } else {
+                    Ty::Bool
+                };
                 (left, right, ty)
             }
         };
-        lowered(ir::ExprKind::Binary(op, Box::new(left), Box::new(right)), ty, span)
+        lowered(
+            ir::ExprKind::Binary(op, Box::new(left), Box::new(right)),
+            ty,
+            span,
+        )
     }
 }
 
@@ -2243,8 +3236,12 @@ impl Checker<'_> {
         let span = rel(pattern.span);
         let kind = match &pattern.kind {
             ast::PatternKind::Wildcard | ast::PatternKind::Error => ir::PatternKind::Wildcard,
-            ast::PatternKind::Bind(name) if name.name == "None" => self.option_pattern(None, ty, pattern.span),
-            ast::PatternKind::Bind(name) => ir::PatternKind::Bind(self.new_local(&name.name, ty.clone())),
+            ast::PatternKind::Bind(name) if name.name == "None" => {
+                self.option_pattern(None, ty, pattern.span)
+            }
+            ast::PatternKind::Bind(name) => {
+                ir::PatternKind::Bind(self.new_local(&name.name, ty.clone()))
+            }
             ast::PatternKind::Literal(expr) => {
                 let value = self.check(expr, ty);
                 match value.kind {
@@ -2262,7 +3259,12 @@ impl Checker<'_> {
                     ["Some"] => {
                         let inner = subpatterns.first();
                         if subpatterns.len() != 1 {
-                            self.error(Code::Arity, pattern.span, "`Some` takes one pattern".to_owned(), None);
+                            self.error(
+                                Code::Arity,
+                                pattern.span,
+                                "`Some` takes one pattern".to_owned(),
+                                None,
+                            );
                         }
                         self.option_pattern(inner, ty, pattern.span)
                     }
@@ -2277,13 +3279,20 @@ impl Checker<'_> {
                 Code::RefutablePattern,
                 pattern.span,
                 "this pattern does not match every value, so it cannot be used in `let`".to_owned(),
-                Some("use `match`, or a guard: `if let Pattern = value { ... } else { ... }`".into()),
+                Some(
+                    "use `match`, or a guard: `if let Pattern = value { ... } else { ... }`".into(),
+                ),
             );
         }
         lowered
     }
 
-    fn option_pattern(&mut self, inner: Option<&ast::Pattern>, ty: &Ty, span: Span) -> ir::PatternKind {
+    fn option_pattern(
+        &mut self,
+        inner: Option<&ast::Pattern>,
+        ty: &Ty,
+        span: Span,
+    ) -> ir::PatternKind {
         let elem = self.fresh(false);
         self.expect_ty(span, &Ty::Option(Box::new(elem.clone())), ty);
         match inner {
@@ -2292,12 +3301,23 @@ impl Checker<'_> {
         }
     }
 
-    fn variant_pattern(&mut self, path: &ast::Path, subpatterns: &[ast::Pattern], ty: &Ty, span: Span) -> ir::PatternKind {
+    fn variant_pattern(
+        &mut self,
+        path: &ast::Path,
+        subpatterns: &[ast::Pattern],
+        ty: &Ty,
+        span: Span,
+    ) -> ir::PatternKind {
         let (enum_name, variant) = match path.segments.as_slice() {
             [e, v] => (Some(e), v),
             [v] => (None, v),
             _ => {
-                self.error(Code::UnknownVariant, path.span, format!("`{}` is not a variant", env::path_text(path)), None);
+                self.error(
+                    Code::UnknownVariant,
+                    path.span,
+                    format!("`{}` is not a variant", env::path_text(path)),
+                    None,
+                );
                 return ir::PatternKind::Wildcard;
             }
         };
@@ -2306,7 +3326,12 @@ impl Checker<'_> {
                 Some(TypeDef::Enum(index)) => *index,
                 _ => {
                     let help = did_you_mean(&e.name, self.scope.types.keys().map(String::as_str));
-                    self.error(Code::UnknownType, e.span, format!("unknown enum `{}`", e.name), help);
+                    self.error(
+                        Code::UnknownType,
+                        e.span,
+                        format!("unknown enum `{}`", e.name),
+                        help,
+                    );
                     return ir::PatternKind::Wildcard;
                 }
             },
@@ -2316,7 +3341,12 @@ impl Checker<'_> {
                     None => return ir::PatternKind::Wildcard,
                 },
                 _ => {
-                    self.error(Code::UnknownVariant, path.span, format!("unknown variant `{}`", variant.name), Some("qualify it with its enum: `Enum.Variant`".into()));
+                    self.error(
+                        Code::UnknownVariant,
+                        path.span,
+                        format!("unknown variant `{}`", variant.name),
+                        Some("qualify it with its enum: `Enum.Variant`".into()),
+                    );
                     return ir::PatternKind::Wildcard;
                 }
             },
@@ -2325,7 +3355,12 @@ impl Checker<'_> {
         self.expect_ty(span, &Ty::Enum(info.name.as_str().into()), ty);
         let Some(position) = info.variants.iter().position(|(v, _)| *v == variant.name) else {
             let help = did_you_mean(&variant.name, info.variants.iter().map(|(v, _)| v.as_str()));
-            self.error(Code::UnknownVariant, variant.span, format!("enum `{}` has no variant `{}`", info.name, variant.name), help);
+            self.error(
+                Code::UnknownVariant,
+                variant.span,
+                format!("enum `{}` has no variant `{}`", info.name, variant.name),
+                help,
+            );
             return ir::PatternKind::Wildcard;
         };
         let payload_types = &info.variants[position].1;
@@ -2333,19 +3368,41 @@ impl Checker<'_> {
             self.error(
                 Code::Arity,
                 span,
-                format!("variant `{}.{}` has {} value(s), but the pattern has {}", info.name, variant.name, payload_types.len(), subpatterns.len()),
+                format!(
+                    "variant `{}.{}` has {} value(s), but the pattern has {}",
+                    info.name,
+                    variant.name,
+                    payload_types.len(),
+                    subpatterns.len()
+                ),
                 None,
             );
         }
         let payload = subpatterns
             .iter()
             .enumerate()
-            .map(|(i, p)| self.pattern(p, &payload_types.get(i).cloned().unwrap_or(Ty::Error), false))
+            .map(|(i, p)| {
+                self.pattern(
+                    p,
+                    &payload_types.get(i).cloned().unwrap_or(Ty::Error),
+                    false,
+                )
+            })
             .collect();
-        ir::PatternKind::Variant { enum_id: info.id, index: position as u32, payload }
+        ir::PatternKind::Variant {
+            enum_id: info.id,
+            index: position as u32,
+            payload,
+        }
     }
 
-    fn match_expr(&mut self, scrutinee: &ast::Expr, arms: &[ast::MatchArm], span: Span, hint: Option<&Ty>) -> Lowered {
+    fn match_expr(
+        &mut self,
+        scrutinee: &ast::Expr,
+        arms: &[ast::MatchArm],
+        span: Span,
+        hint: Option<&Ty>,
+    ) -> Lowered {
         let scrutinee = self.infer(scrutinee, None);
         let scrutinee_ty = scrutinee.ty.clone();
         let mut result_ty = hint.cloned().unwrap_or_else(|| self.fresh(false));
@@ -2361,7 +3418,9 @@ impl Checker<'_> {
                 self.check(&arm.body, &result_ty)
             };
             self.locals.truncate(depth);
-            let unreachable = lowered_arms.iter().any(|earlier: &ir::MatchArm| covers(&earlier.pattern, &pattern));
+            let unreachable = lowered_arms
+                .iter()
+                .any(|earlier: &ir::MatchArm| covers(&earlier.pattern, &pattern));
             if unreachable {
                 self.push(
                     Diagnostic::new(Code::UnreachableArm, arm.pattern.span, "this arm is never reached".to_owned())
@@ -2379,11 +3438,18 @@ impl Checker<'_> {
                     Code::NonExhaustive,
                     span,
                     format!("this `match` does not handle: {}", missing.join(", ")),
-                    Some(format!("add arms for {}, or a final `_ => ...` arm", missing.join(", "))),
+                    Some(format!(
+                        "add arms for {}, or a final `_ => ...` arm",
+                        missing.join(", ")
+                    )),
                 );
             }
         }
-        lowered(ir::ExprKind::Match(Box::new(scrutinee), lowered_arms), result_ty, span)
+        lowered(
+            ir::ExprKind::Match(Box::new(scrutinee), lowered_arms),
+            result_ty,
+            span,
+        )
     }
 
     /// The cases of `ty` that none of `patterns` match, written as patterns.
@@ -2394,7 +3460,11 @@ impl Checker<'_> {
         match self.shallow(ty) {
             Ty::Bool => [true, false]
                 .into_iter()
-                .filter(|b| !patterns.iter().any(|p| p.kind == ir::PatternKind::Lit(ir::Literal::Bool(*b))))
+                .filter(|b| {
+                    !patterns
+                        .iter()
+                        .any(|p| p.kind == ir::PatternKind::Lit(ir::Literal::Bool(*b)))
+                })
                 .map(|b| b.to_string())
                 .collect(),
             Ty::Option(inner) => {
@@ -2412,28 +3482,47 @@ impl Checker<'_> {
                 if somes.is_empty() {
                     missing.push("Some(_)".to_owned());
                 } else {
-                    missing.extend(self.missing(&somes, &inner).into_iter().map(|m| format!("Some({m})")));
+                    missing.extend(
+                        self.missing(&somes, &inner)
+                            .into_iter()
+                            .map(|m| format!("Some({m})")),
+                    );
                 }
                 missing
             }
             Ty::Enum(name) => {
-                let Some(info) = self.scope.enum_named(&name) else { return Vec::new() };
+                let Some(info) = self.scope.enum_named(&name) else {
+                    return Vec::new();
+                };
                 let mut missing = Vec::new();
                 for (index, (variant, payload)) in info.variants.iter().enumerate() {
                     let rows: Vec<&Vec<ir::Pattern>> = patterns
                         .iter()
                         .filter_map(|p| match &p.kind {
-                            ir::PatternKind::Variant { index: i, payload, .. } if *i as usize == index => Some(payload),
+                            ir::PatternKind::Variant {
+                                index: i, payload, ..
+                            } if *i as usize == index => Some(payload),
                             _ => None,
                         })
                         .collect();
-                    let shown = if payload.is_empty() { format!("{name}.{variant}") } else { format!("{name}.{variant}(..)") };
+                    let shown = if payload.is_empty() {
+                        format!("{name}.{variant}")
+                    } else {
+                        format!("{name}.{variant}(..)")
+                    };
                     if rows.is_empty() {
                         missing.push(shown);
                     } else if payload.len() == 1 {
-                        let column: Vec<&ir::Pattern> = rows.iter().filter_map(|r| r.first()).collect();
-                        missing.extend(self.missing(&column, &payload[0]).into_iter().map(|m| format!("{name}.{variant}({m})")));
-                    } else if payload.len() > 1 && !rows.iter().any(|r| r.iter().all(is_irrefutable)) {
+                        let column: Vec<&ir::Pattern> =
+                            rows.iter().filter_map(|r| r.first()).collect();
+                        missing.extend(
+                            self.missing(&column, &payload[0])
+                                .into_iter()
+                                .map(|m| format!("{name}.{variant}({m})")),
+                        );
+                    } else if payload.len() > 1
+                        && !rows.iter().any(|r| r.iter().all(is_irrefutable))
+                    {
                         missing.push(shown);
                     }
                 }
@@ -2445,7 +3534,10 @@ impl Checker<'_> {
 }
 
 fn is_irrefutable(pattern: &ir::Pattern) -> bool {
-    matches!(pattern.kind, ir::PatternKind::Wildcard | ir::PatternKind::Bind(_))
+    matches!(
+        pattern.kind,
+        ir::PatternKind::Wildcard | ir::PatternKind::Bind(_)
+    )
 }
 
 /// True when `earlier` matches every value `later` matches (a conservative approximation).
@@ -2456,9 +3548,22 @@ fn covers(earlier: &ir::Pattern, later: &ir::Pattern) -> bool {
         (ir::PatternKind::None, ir::PatternKind::None) => true,
         (ir::PatternKind::Some(a), ir::PatternKind::Some(b)) => covers(a, b),
         (
-            ir::PatternKind::Variant { enum_id: e1, index: i1, payload: p1 },
-            ir::PatternKind::Variant { enum_id: e2, index: i2, payload: p2 },
-        ) => e1 == e2 && i1 == i2 && p1.len() == p2.len() && p1.iter().zip(p2).all(|(a, b)| covers(a, b)),
+            ir::PatternKind::Variant {
+                enum_id: e1,
+                index: i1,
+                payload: p1,
+            },
+            ir::PatternKind::Variant {
+                enum_id: e2,
+                index: i2,
+                payload: p2,
+            },
+        ) => {
+            e1 == e2
+                && i1 == i2
+                && p1.len() == p2.len()
+                && p1.iter().zip(p2).all(|(a, b)| covers(a, b))
+        }
         _ => false,
     }
 }

@@ -66,7 +66,10 @@ impl Code {
 
     /// Looks a code up by its text, case-insensitively.
     pub fn parse(text: &str) -> Option<Code> {
-        Code::ALL.iter().copied().find(|code| code.as_str().eq_ignore_ascii_case(text.trim()))
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|code| code.as_str().eq_ignore_ascii_case(text.trim()))
     }
 }
 
@@ -419,7 +422,11 @@ mod tests {
                 Severity::Error => 'E',
                 Severity::Warning => 'W',
             };
-            assert!(info.code.starts_with(prefix), "{} has the wrong prefix", info.code);
+            assert!(
+                info.code.starts_with(prefix),
+                "{} has the wrong prefix",
+                info.code
+            );
             assert_eq!(Code::parse(info.code), Some(*code));
         }
     }

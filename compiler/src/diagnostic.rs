@@ -42,7 +42,7 @@ pub struct Label {
 }
 
 /// The text of a source file, shared between diagnostics of that file.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SourceText {
     name: String,
     text: Arc<str>,
@@ -51,12 +51,22 @@ pub struct SourceText {
 impl SourceText {
     /// Wraps a file's path and text.
     pub fn new(name: impl Into<String>, text: Arc<str>) -> Self {
-        Self { name: name.into(), text }
+        Self {
+            name: name.into(),
+            text,
+        }
     }
 
     /// The text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+}
+
+/// Shows the file name only: the text would drown every debug print of a diagnostic.
+impl fmt::Debug for SourceText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SourceText({:?})", self.name)
     }
 }
 
@@ -75,7 +85,9 @@ impl miette::SourceCode for SourceText {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let contents = self.text.read_span(span, context_lines_before, context_lines_after)?;
+        let contents = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.clone(),
             contents.data(),
@@ -137,7 +149,10 @@ impl Diagnostic {
 
     /// Adds a label on a related span of the same file.
     pub fn label(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.labels.push(Label { span, message: message.into() });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 
@@ -163,7 +178,10 @@ impl Diagnostic {
 
     /// Moves every span of this diagnostic (not of its related ones) by `offset` bytes.
     pub fn shifted(mut self, offset: u32) -> Self {
-        let shift = |span: Span| Span { start: span.start + offset, end: span.end + offset };
+        let shift = |span: Span| Span {
+            start: span.start + offset,
+            end: span.end + offset,
+        };
         self.span = shift(self.span);
         for label in &mut self.labels {
             label.span = shift(label.span);
@@ -184,13 +202,22 @@ impl Diagnostic {
 
     /// An internal error of the checker: a bug of ours, reported instead of a panic.
     pub fn internal(span: Span, what: impl fmt::Display) -> Self {
-        Self::new(Code::Internal, span, format!("internal error in the checker: {what}"))
-            .help("this is a bug in harness; please report it with the file that triggers it")
+        Self::new(
+            Code::Internal,
+            span,
+            format!("internal error in the checker: {what}"),
+        )
+        .help("this is a bug in harness; please report it with the file that triggers it")
     }
 
     /// The order in which diagnostics are reported: by file, then span, then code.
     pub fn sort_key(&self) -> (&str, u32, u32, &'static str) {
-        (&self.file, self.span.start, self.span.end, self.code.as_str())
+        (
+            &self.file,
+            self.span.start,
+            self.span.end,
+            self.code.as_str(),
+        )
     }
 }
 
@@ -219,11 +246,15 @@ impl miette::Diagnostic for Diagnostic {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|help| Box::new(help) as Box<dyn fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|help| Box::new(help) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|source| source as &dyn miette::SourceCode)
+        self.source
+            .as_ref()
+            .map(|source| source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
@@ -232,10 +263,9 @@ impl miette::Diagnostic for Diagnostic {
             self.primary_label.clone(),
             miette_span(self.span),
         );
-        let others = self
-            .labels
-            .iter()
-            .map(|label| miette::LabeledSpan::new_with_span(Some(label.message.clone()), miette_span(label.span)));
+        let others = self.labels.iter().map(|label| {
+            miette::LabeledSpan::new_with_span(Some(label.message.clone()), miette_span(label.span))
+        });
         Some(Box::new(std::iter::once(primary).chain(others)))
     }
 
@@ -243,7 +273,9 @@ impl miette::Diagnostic for Diagnostic {
         if self.related.is_empty() {
             return None;
         }
-        Some(Box::new(self.related.iter().map(|d| d as &dyn miette::Diagnostic)))
+        Some(Box::new(
+            self.related.iter().map(|d| d as &dyn miette::Diagnostic),
+        ))
     }
 }
 
@@ -256,7 +288,11 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = if ca == *cb { diagonal } else { 1 + diagonal.min(above).min(row[j]) };
+            row[j + 1] = if ca == *cb {
+                diagonal
+            } else {
+                1 + diagonal.min(above).min(row[j])
+            };
             diagonal = above;
         }
     }
@@ -264,7 +300,10 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate closest to `name`, if it is close enough to be a plausible typo.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let limit = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()

@@ -53,8 +53,6 @@ pub struct Located {
 /// One chunk of a file as the environment sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkSig {
-    /// The chunk's position in the file's outline.
-    pub ordinal: u32,
     /// The header module path, for a header chunk.
     pub header: Option<String>,
     /// Items with bodies stripped.
@@ -67,11 +65,11 @@ pub struct ChunkSig {
 
 /// One file as the environment sees it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FileSig {
+pub struct FileSig<'a> {
     /// The path.
     pub path: String,
-    /// Its chunks, in order.
-    pub chunks: Vec<ChunkSig>,
+    /// Its chunks, in order; a chunk's index is its ordinal.
+    pub chunks: Vec<&'a ChunkSig>,
 }
 
 /// A value-level definition visible in a module: constant, config entry or top-level function.
@@ -197,7 +195,10 @@ pub struct Scope {
 impl Scope {
     /// The layer of the given name.
     pub fn layer(&self, name: &str) -> Option<LayerId> {
-        self.layers.iter().position(|layer| layer.name == name).map(|i| LayerId(i as u32))
+        self.layers
+            .iter()
+            .position(|layer| layer.name == name)
+            .map(|i| LayerId(i as u32))
     }
 
     /// Resolves a written type, reporting unknown names into `diags`.
@@ -205,19 +206,32 @@ impl Scope {
         match ty {
             ast::TypeExpr::Invalid(_) => Ty::Error,
             ast::TypeExpr::Record { fields, .. } => {
-                let fields =
-                    fields.iter().map(|(name, ty)| (name.name.clone(), self.resolve_type(ty, diags))).collect();
+                let fields = fields
+                    .iter()
+                    .map(|(name, ty)| (name.name.clone(), self.resolve_type(ty, diags)))
+                    .collect();
                 Ty::Record(Arc::new(RecordTy { name: None, fields }))
             }
             ast::TypeExpr::Named { name, args, span } => {
-                let text = name.segments.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(".");
-                let resolved: Vec<Ty> = args.iter().map(|arg| self.resolve_type(arg, diags)).collect();
+                let text = name
+                    .segments
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let resolved: Vec<Ty> = args
+                    .iter()
+                    .map(|arg| self.resolve_type(arg, diags))
+                    .collect();
                 let want = |n: usize, diags: &mut Vec<Diagnostic>| {
                     if resolved.len() != n {
                         diags.push(Diagnostic::new(
                             Code::TypeArguments,
                             *span,
-                            format!("`{text}` takes {n} type argument(s), found {}", resolved.len()),
+                            format!(
+                                "`{text}` takes {n} type argument(s), found {}",
+                                resolved.len()
+                            ),
                         ));
                         false
                     } else {
@@ -226,14 +240,15 @@ impl Scope {
                 };
                 let arg = |i: usize| Box::new(resolved.get(i).cloned().unwrap_or(Ty::Error));
                 match text.as_str() {
-                    "Int" | "Float" | "Bool" | "String" | "Preview" => {
+                    "Int" | "Float" | "Bool" | "String" | "Preview" | "Snapshot" => {
                         want(0, diags);
                         match text.as_str() {
                             "Int" => Ty::Int,
                             "Float" => Ty::Float,
                             "Bool" => Ty::Bool,
                             "String" => Ty::String,
-                            _ => Ty::Preview,
+                            "Preview" => Ty::Preview,
+                            _ => Ty::Snapshot,
                         }
                     }
                     "Option" | "List" | "Set" => {
@@ -268,11 +283,18 @@ impl Scope {
                             Ty::Opaque(text.as_str().into(), resolved)
                         }
                         None => {
-                            let mut names: Vec<&str> = self.types.keys().map(String::as_str).collect();
-                            names.extend(["Int", "Float", "Bool", "String", "Option", "List", "Set", "Map"]);
+                            let mut names: Vec<&str> =
+                                self.types.keys().map(String::as_str).collect();
+                            names.extend([
+                                "Int", "Float", "Bool", "String", "Option", "List", "Set", "Map",
+                            ]);
                             diags.push(
-                                Diagnostic::new(Code::UnknownType, name.span, format!("unknown type `{text}`"))
-                                    .maybe_help(did_you_mean(&text, names)),
+                                Diagnostic::new(
+                                    Code::UnknownType,
+                                    name.span,
+                                    format!("unknown type `{text}`"),
+                                )
+                                .maybe_help(did_you_mean(&text, names)),
                             );
                             Ty::Error
                         }
@@ -289,14 +311,18 @@ impl Scope {
                 Some(TypeDef::Enum(index)) => Ty::Enum(self.enums[*index].name.as_str().into()),
                 _ => ty.clone(),
             },
-            Ty::Opaque(name, args) => Ty::Opaque(name.clone(), args.iter().map(|a| self.normalize(a)).collect()),
+            Ty::Opaque(name, args) => Ty::Opaque(
+                name.clone(),
+                args.iter().map(|a| self.normalize(a)).collect(),
+            ),
             Ty::Option(t) => Ty::Option(Box::new(self.normalize(t))),
             Ty::List(t) => Ty::List(Box::new(self.normalize(t))),
             Ty::Set(t) => Ty::Set(Box::new(self.normalize(t))),
             Ty::Map(k, v) => Ty::Map(Box::new(self.normalize(k)), Box::new(self.normalize(v))),
-            Ty::Fn(params, ret) => {
-                Ty::Fn(params.iter().map(|p| self.normalize(p)).collect(), Box::new(self.normalize(ret)))
-            }
+            Ty::Fn(params, ret) => Ty::Fn(
+                params.iter().map(|p| self.normalize(p)).collect(),
+                Box::new(self.normalize(ret)),
+            ),
             _ => ty.clone(),
         }
     }
@@ -328,9 +354,17 @@ pub struct Env {
 /// it equal.
 pub fn strip_item(item: &ast::Item) -> ast::Item {
     let mut item = item.clone();
+    // Spans that cover a body change when the body does; the environment uses only the spans of
+    // names and types.
     match &mut item {
-        ast::Item::Const(it) => blank(&mut it.value),
-        ast::Item::Fn(it) => blank(&mut it.body),
+        ast::Item::Const(it) => {
+            blank(&mut it.value);
+            it.span = Span::default();
+        }
+        ast::Item::Fn(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
         ast::Item::Layer(it) => it.members.clear(),
         _ => {}
     }
@@ -342,13 +376,27 @@ pub fn strip_item(item: &ast::Item) -> ast::Item {
 pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
     let mut member = member.clone();
     match &mut member {
-        ast::Member::State(block) => block.fields.iter_mut().for_each(|field| blank(&mut field.init)),
-        ast::Member::Computed(it) => blank(&mut it.body),
-        ast::Member::Fn(it) => blank(&mut it.body),
+        ast::Member::State(block) => {
+            block.span = Span::default();
+            for field in &mut block.fields {
+                blank(&mut field.init);
+                field.span = Span::default();
+            }
+        }
+        ast::Member::Computed(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
+        ast::Member::Fn(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
         ast::Member::Action(it) => {
             it.available = None;
             it.requires.clear();
             it.body.stmts.clear();
+            it.body.span = Span::default();
+            it.span = Span::default();
         }
         ast::Member::Tunable(_) => {}
         _ => return None,
@@ -357,7 +405,10 @@ pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
 }
 
 fn blank(expr: &mut ast::Expr) {
-    *expr = ast::Expr { kind: ast::ExprKind::Error, span: Span::default() };
+    *expr = ast::Expr {
+        kind: ast::ExprKind::Error,
+        span: Span::default(),
+    };
 }
 
 struct ModuleDraft<'a> {
@@ -376,7 +427,7 @@ struct LayerDraft<'a> {
 }
 
 /// Builds the environment from every file's chunk signatures and the signature set.
-pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
+pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
     let mut diagnostics = Vec::new();
     let mut file_modules = BTreeMap::new();
     let mut chunk_layers = BTreeMap::new();
@@ -389,10 +440,10 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
             .find_map(|chunk| chunk.header.clone())
             .unwrap_or_else(|| file.path.clone());
         if drafts.contains_key(&module) {
-            if let Some(chunk) = file.chunks.iter().find(|c| c.header.is_some()) {
+            if let Some(ordinal) = file.chunks.iter().position(|c| c.header.is_some()) {
                 diagnostics.push(Located {
                     file: file.path.clone(),
-                    ordinal: chunk.ordinal,
+                    ordinal: ordinal as u32,
                     diagnostic: Diagnostic::new(
                         Code::Duplicate,
                         Span::default(),
@@ -413,10 +464,13 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
             layers: Vec::new(),
         };
         let mut layers_of_chunks = Vec::new();
-        for chunk in &file.chunks {
+        for (ordinal, chunk) in file.chunks.iter().enumerate() {
+            let ordinal = ordinal as u32;
             if chunk.is_member {
                 if let Some(layer) = draft.layers.last_mut() {
-                    layer.members.extend(chunk.members.iter().map(|m| (m, chunk.ordinal)));
+                    layer
+                        .members
+                        .extend(chunk.members.iter().map(|m| (m, ordinal)));
                     layers_of_chunks.push(Some(layer.decl.name.name.clone()));
                 } else {
                     layers_of_chunks.push(None);
@@ -426,17 +480,27 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
             let mut chunk_layer = None;
             for item in &chunk.items {
                 match item {
-                    ast::Item::Use(ast::Use { kind: ast::UseKind::Game(name), .. }) => {
-                        draft.game = Some((name.clone(), chunk.ordinal));
+                    ast::Item::Use(ast::Use {
+                        kind: ast::UseKind::Game(name),
+                        ..
+                    }) => {
+                        draft.game = Some((name.clone(), ordinal));
                     }
-                    ast::Item::Use(ast::Use { kind: ast::UseKind::Module { path, names }, .. }) => {
-                        draft.uses.push((path, names.as_ref(), chunk.ordinal));
+                    ast::Item::Use(ast::Use {
+                        kind: ast::UseKind::Module { path, names },
+                        ..
+                    }) => {
+                        draft.uses.push((path, names.as_ref(), ordinal));
                     }
                     ast::Item::Layer(layer) => {
                         chunk_layer = Some(layer.name.name.clone());
-                        draft.layers.push(LayerDraft { decl: layer, ordinal: chunk.ordinal, members: Vec::new() });
+                        draft.layers.push(LayerDraft {
+                            decl: layer,
+                            ordinal,
+                            members: Vec::new(),
+                        });
                     }
-                    _ => draft.items.push((item, chunk.ordinal)),
+                    _ => draft.items.push((item, ordinal)),
                 }
             }
             layers_of_chunks.push(chunk_layer);
@@ -458,18 +522,36 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 let loaded = if module_names.is_empty() {
                     "no harness modules".to_owned()
                 } else {
-                    module_names.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                    drafts
+                        .values()
+                        .map(|d| {
+                            if d.name == d.file {
+                                format!("`{}` (no `harness` header)", d.file)
+                            } else {
+                                format!("`{}` ({})", d.name, d.file)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 let mut candidates: Vec<&str> = module_names.iter().map(String::as_str).collect();
                 candidates.extend(sigs.modules.iter().map(String::as_str));
                 diagnostics.push(Located {
                     file: draft.file.to_owned(),
                     ordinal: *ordinal,
-                    diagnostic: Diagnostic::new(Code::UnknownModule, path.span, format!("unknown module `{text}`"))
-                        .help(
-                            did_you_mean(&text, candidates)
-                                .unwrap_or_else(|| format!("the loaded modules are {loaded}; library modules start with `std.`")),
+                    diagnostic: Diagnostic::new(
+                        Code::UnknownModule,
+                        path.span,
+                        format!("unknown module `{text}`"),
+                    )
+                    .help(match did_you_mean(&text, candidates) {
+                        Some(suggestion) => format!(
+                            "{suggestion} The loaded modules are {loaded}; library modules start with `std.`"
                         ),
+                        None => format!(
+                            "the loaded modules are {loaded}; library modules start with `std.`"
+                        ),
+                    }),
                 });
             }
         }
@@ -482,7 +564,12 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         // The program of a module: itself and every module it uses, transitively, in a
         // deterministic order (dependencies first).
         let mut program_modules = Vec::new();
-        collect_modules(&draft.name, &user_imports, &mut program_modules, &mut BTreeSet::new());
+        collect_modules(
+            &draft.name,
+            &user_imports,
+            &mut program_modules,
+            &mut BTreeSet::new(),
+        );
         let is_own = |module: &str| module == draft.name;
         let mut scope = Scope {
             module: draft.name.clone(),
@@ -497,7 +584,11 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         };
         let mut report = |file: &str, ordinal: u32, diagnostic: Diagnostic, own: bool| {
             if own {
-                diagnostics.push(Located { file: file.to_owned(), ordinal, diagnostic });
+                diagnostics.push(Located {
+                    file: file.to_owned(),
+                    ordinal,
+                    diagnostic,
+                });
             }
         };
 
@@ -508,13 +599,23 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 None => report(
                     draft.file,
                     *ordinal,
-                    Diagnostic::new(Code::UnknownGame, name.span, format!("unknown game `{}`", name.name)).help(
-                        did_you_mean(&name.name, sigs.games.iter().map(|g| g.name.as_str())).unwrap_or_else(|| {
-                            format!(
-                                "the known games are: {}",
-                                sigs.games.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", ")
-                            )
-                        }),
+                    Diagnostic::new(
+                        Code::UnknownGame,
+                        name.span,
+                        format!("unknown game `{}`", name.name),
+                    )
+                    .help(
+                        did_you_mean(&name.name, sigs.games.iter().map(|g| g.name.as_str()))
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "the known games are: {}",
+                                    sigs.games
+                                        .iter()
+                                        .map(|g| g.name.as_str())
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                )
+                            }),
                     ),
                     true,
                 ),
@@ -524,7 +625,10 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         for (path, names, _) in &draft.uses {
             let text = path_text(path);
             if sigs.modules.contains(&text) {
-                let entry = scope.std_imports.entry(text).or_insert_with(|| Some(BTreeSet::new()));
+                let entry = scope
+                    .std_imports
+                    .entry(text)
+                    .or_insert_with(|| Some(BTreeSet::new()));
                 match (entry.as_mut(), names) {
                     (Some(set), Some(names)) => set.extend(names.iter().map(|n| n.name.clone())),
                     _ => *entry = None,
@@ -572,12 +676,18 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         // User enums and aliases of every module of the program; the names of this module win.
         let mut aliases: Vec<(&ast::TypeAlias, bool)> = Vec::new();
         for module in &program_modules {
-            let Some(other) = drafts.get(module) else { continue };
+            let Some(other) = drafts.get(module) else {
+                continue;
+            };
             let own = is_own(module);
             for (item, _) in &other.items {
                 match item {
                     ast::Item::Enum(decl) => {
-                        let name = if own { decl.name.name.clone() } else { format!("{module}.{}", decl.name.name) };
+                        let name = if own {
+                            decl.name.name.clone()
+                        } else {
+                            format!("{module}.{}", decl.name.name)
+                        };
                         types.insert(decl.name.name.clone(), TypeDef::Enum(enums.len()));
                         enums.push(EnumInfo {
                             id: ir::EnumId(enums.len() as u32),
@@ -615,15 +725,28 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         }
         // Enum payloads, now that every type name is known.
         for module in &program_modules {
-            let Some(other) = drafts.get(module) else { continue };
+            let Some(other) = drafts.get(module) else {
+                continue;
+            };
             for (item, _) in &other.items {
                 if let ast::Item::Enum(decl) = item {
-                    let Some(TypeDef::Enum(index)) = scope.types.get(&decl.name.name).cloned() else { continue };
+                    let Some(TypeDef::Enum(index)) = scope.types.get(&decl.name.name).cloned()
+                    else {
+                        continue;
+                    };
                     let mut sink = Vec::new();
                     let variants = decl
                         .variants
                         .iter()
-                        .map(|v| (v.name.name.clone(), v.payload.iter().map(|t| scope.resolve_type(t, &mut sink)).collect()))
+                        .map(|v| {
+                            (
+                                v.name.name.clone(),
+                                v.payload
+                                    .iter()
+                                    .map(|t| scope.resolve_type(t, &mut sink))
+                                    .collect(),
+                            )
+                        })
                         .collect();
                     scope.enums[index].variants = variants;
                 }
@@ -632,7 +755,12 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         let normalized: Vec<Vec<(String, Vec<Ty>)>> = scope
             .enums
             .iter()
-            .map(|e| e.variants.iter().map(|(n, p)| (n.clone(), p.iter().map(|t| scope.normalize(t)).collect())).collect())
+            .map(|e| {
+                e.variants
+                    .iter()
+                    .map(|(n, p)| (n.clone(), p.iter().map(|t| scope.normalize(t)).collect()))
+                    .collect()
+            })
             .collect();
         for (info, variants) in scope.enums.iter_mut().zip(normalized) {
             info.variants = variants;
@@ -641,12 +769,22 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
         // Values, errors and duplicates among the items of each module.
         let (mut consts, mut configs, mut fns, mut errors) = (0u32, 0u32, 0u32, 0u32);
         for module in &program_modules {
-            let Some(other) = drafts.get(module) else { continue };
+            let Some(other) = drafts.get(module) else {
+                continue;
+            };
             let own = is_own(module);
             let mut seen: BTreeMap<String, Span> = BTreeMap::new();
             for (item, ordinal) in &other.items {
-                let at = |span: Span| Location { file: other.file.to_owned(), ordinal: *ordinal, span };
-                let key = |name: &str| DefKey { module: module.clone(), layer: None, name: name.to_owned() };
+                let at = |span: Span| Location {
+                    file: other.file.to_owned(),
+                    ordinal: *ordinal,
+                    span,
+                };
+                let key = |name: &str| DefKey {
+                    module: module.clone(),
+                    layer: None,
+                    name: name.to_owned(),
+                };
                 let mut names: Vec<&ast::Ident> = Vec::new();
                 let mut sink = Vec::new();
                 match item {
@@ -656,9 +794,20 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         let id = ir::ConstId(consts);
                         consts += 1;
                         if own {
-                            declared.push((key(&decl.name.name), Code::UnusedConst, at(decl.name.span)));
+                            declared.push((
+                                key(&decl.name.name),
+                                Code::UnusedConst,
+                                at(decl.name.span),
+                            ));
                         }
-                        scope.values.insert(decl.name.name.clone(), (ValueDef::Const { id, ty }, key(&decl.name.name), at(decl.name.span)));
+                        scope.values.insert(
+                            decl.name.name.clone(),
+                            (
+                                ValueDef::Const { id, ty },
+                                key(&decl.name.name),
+                                at(decl.name.span),
+                            ),
+                        );
                     }
                     ast::Item::Config(block) => {
                         for param in &block.params {
@@ -666,28 +815,55 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                             let ty = scope.resolve_type(&param.ty, &mut sink);
                             let id = ir::ConfigId(configs);
                             configs += 1;
-                            scope.values.insert(param.name.name.clone(), (ValueDef::Config { id, ty }, key(&param.name.name), at(param.name.span)));
+                            scope.values.insert(
+                                param.name.name.clone(),
+                                (
+                                    ValueDef::Config { id, ty },
+                                    key(&param.name.name),
+                                    at(param.name.span),
+                                ),
+                            );
                         }
                     }
                     ast::Item::Fn(decl) => {
                         names.push(&decl.name);
                         let info = FnInfo {
                             id: ir::FnId(fns),
-                            params: decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect(),
+                            params: decl
+                                .params
+                                .iter()
+                                .map(|p| {
+                                    (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))
+                                })
+                                .collect(),
                             ret: scope.resolve_type(&decl.ret, &mut sink),
                         };
                         fns += 1;
                         if own {
-                            declared.push((key(&decl.name.name), Code::UnusedFn, at(decl.name.span)));
+                            declared.push((
+                                key(&decl.name.name),
+                                Code::UnusedFn,
+                                at(decl.name.span),
+                            ));
                         }
-                        scope.values.insert(decl.name.name.clone(), (ValueDef::Fn(info), key(&decl.name.name), at(decl.name.span)));
+                        scope.values.insert(
+                            decl.name.name.clone(),
+                            (ValueDef::Fn(info), key(&decl.name.name), at(decl.name.span)),
+                        );
                     }
                     ast::Item::Error(decl) => {
                         names.push(&decl.name);
-                        scope.errors.insert(decl.name.name.clone(), (ir::ErrorId(errors), key(&decl.name.name)));
+                        scope.errors.insert(
+                            decl.name.name.clone(),
+                            (ir::ErrorId(errors), key(&decl.name.name)),
+                        );
                         errors += 1;
                         if own {
-                            declared.push((key(&decl.name.name), Code::UnusedError, at(decl.name.span)));
+                            declared.push((
+                                key(&decl.name.name),
+                                Code::UnusedError,
+                                at(decl.name.span),
+                            ));
                         }
                     }
                     ast::Item::TypeAlias(decl) => names.push(&decl.name),
@@ -695,7 +871,9 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         names.push(&decl.name);
                         let mut variants: BTreeMap<&str, Span> = BTreeMap::new();
                         for variant in &decl.variants {
-                            if let Some(first) = variants.insert(&variant.name.name, variant.name.span) {
+                            if let Some(first) =
+                                variants.insert(&variant.name.name, variant.name.span)
+                            {
                                 report(
                                     other.file,
                                     *ordinal,
@@ -713,9 +891,13 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         report(
                             other.file,
                             *ordinal,
-                            Diagnostic::new(Code::Duplicate, name.span, format!("`{}` is defined more than once in this module", name.name))
-                                .primary("defined again here")
-                                .help("rename or remove one of the definitions"),
+                            Diagnostic::new(
+                                Code::Duplicate,
+                                name.span,
+                                format!("`{}` is defined more than once in this module", name.name),
+                            )
+                            .primary("defined again here")
+                            .help("rename or remove one of the definitions"),
                             own,
                         );
                     }
@@ -732,8 +914,12 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 }
             }
         }
-        let index_of: BTreeMap<&str, usize> =
-            all_layers.iter().enumerate().rev().map(|(i, (_, l))| (l.decl.name.name.as_str(), i)).collect();
+        let index_of: BTreeMap<&str, usize> = all_layers
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, (_, l))| (l.decl.name.name.as_str(), i))
+            .collect();
         let mut needs_of: Vec<Vec<usize>> = Vec::new();
         for (i, (file, layer)) in all_layers.iter().enumerate() {
             let own = is_own(&module_of(&drafts, file));
@@ -741,7 +927,11 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 report(
                     file,
                     layer.ordinal,
-                    Diagnostic::new(Code::Duplicate, layer.decl.name.span, format!("layer `{}` is defined more than once", layer.decl.name.name)),
+                    Diagnostic::new(
+                        Code::Duplicate,
+                        layer.decl.name.span,
+                        format!("layer `{}` is defined more than once", layer.decl.name.name),
+                    ),
                     own,
                 );
             }
@@ -752,9 +942,15 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                     None => report(
                         file,
                         layer.ordinal,
-                        Diagnostic::new(Code::UnknownLayer, need.span, format!("unknown layer `{}`", need.name)).maybe_help(
-                            did_you_mean(&need.name, all_layers.iter().map(|(_, l)| l.decl.name.name.as_str())),
-                        ),
+                        Diagnostic::new(
+                            Code::UnknownLayer,
+                            need.span,
+                            format!("unknown layer `{}`", need.name),
+                        )
+                        .maybe_help(did_you_mean(
+                            &need.name,
+                            all_layers.iter().map(|(_, l)| l.decl.name.name.as_str()),
+                        )),
                         own,
                     ),
                 }
@@ -773,67 +969,113 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 report(
                     file,
                     layer.ordinal,
-                    Diagnostic::new(Code::LayerCycle, layer.decl.name.span, format!("layer `{}` needs itself through `needs`", layer.decl.name.name))
-                        .help("the layers must form a stack: remove one of the `needs`"),
+                    Diagnostic::new(
+                        Code::LayerCycle,
+                        layer.decl.name.span,
+                        format!(
+                            "layer `{}` needs itself through `needs`",
+                            layer.decl.name.name
+                        ),
+                    )
+                    .help("the layers must form a stack: remove one of the `needs`"),
                     own,
                 );
             }
         }
-        let position: BTreeMap<usize, usize> = order.iter().enumerate().map(|(pos, &i)| (i, pos)).collect();
+        let position: BTreeMap<usize, usize> =
+            order.iter().enumerate().map(|(pos, &i)| (i, pos)).collect();
         let (mut states, mut tunables, mut computed, mut actions) = (0u32, 0u32, 0u32, 0u32);
         let mut layer_fns = fns;
         for &i in &order {
             let (file, layer) = all_layers[i];
             let module = module_of(&drafts, file);
             let own = is_own(&module);
-            let needs: Vec<LayerId> = needs_of[i].iter().filter_map(|j| position.get(j)).map(|&p| LayerId(p as u32)).collect();
+            let needs: Vec<LayerId> = needs_of[i]
+                .iter()
+                .filter_map(|j| position.get(j))
+                .map(|&p| LayerId(p as u32))
+                .collect();
             let mut below = BTreeSet::new();
             let mut stack = needs_of[i].clone();
             while let Some(j) = stack.pop() {
-                if let Some(&p) = position.get(&j) {
-                    if below.insert(LayerId(p as u32)) {
-                        stack.extend(needs_of[j].iter().copied());
-                    }
+                if let Some(&p) = position.get(&j)
+                    && below.insert(LayerId(p as u32))
+                {
+                    stack.extend(needs_of[j].iter().copied());
                 }
             }
             let layer_name = layer.decl.name.name.clone();
             let mut members = BTreeMap::new();
             let mut sink = Vec::new();
             for (member, ordinal) in &layer.members {
-                let at = |span: Span| Location { file: file.to_owned(), ordinal: *ordinal, span };
-                let key = |name: &str| DefKey { module: module.clone(), layer: Some(layer_name.clone()), name: name.to_owned() };
+                let at = |span: Span| Location {
+                    file: file.to_owned(),
+                    ordinal: *ordinal,
+                    span,
+                };
+                let key = |name: &str| DefKey {
+                    module: module.clone(),
+                    layer: Some(layer_name.clone()),
+                    name: name.to_owned(),
+                };
                 let mut entries: Vec<(&ast::Ident, MemberDef, Option<Code>)> = Vec::new();
                 match member {
                     ast::Member::State(block) => {
                         for field in &block.fields {
                             let ty = scope.resolve_type(&field.ty, &mut sink);
-                            entries.push((&field.name, MemberDef::State(ir::StateId(states), ty), Some(Code::UnusedState)));
+                            entries.push((
+                                &field.name,
+                                MemberDef::State(ir::StateId(states), ty),
+                                Some(Code::UnusedState),
+                            ));
                             states += 1;
                         }
                     }
                     ast::Member::Tunable(param) => {
                         let ty = scope.resolve_type(&param.ty, &mut sink);
                         let range = param.range.as_ref().and_then(literal_range);
-                        entries.push((&param.name, MemberDef::Tunable(ir::TunableId(tunables), ty, range), None));
+                        entries.push((
+                            &param.name,
+                            MemberDef::Tunable(ir::TunableId(tunables), ty, range),
+                            None,
+                        ));
                         tunables += 1;
                     }
                     ast::Member::Computed(decl) => {
                         let ty = scope.resolve_type(&decl.ty, &mut sink);
-                        entries.push((&decl.name, MemberDef::Computed(ir::ComputedId(computed), ty), Some(Code::UnusedComputed)));
+                        entries.push((
+                            &decl.name,
+                            MemberDef::Computed(ir::ComputedId(computed), ty),
+                            Some(Code::UnusedComputed),
+                        ));
                         computed += 1;
                     }
                     ast::Member::Fn(decl) => {
                         let info = FnInfo {
                             id: ir::FnId(layer_fns),
-                            params: decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect(),
+                            params: decl
+                                .params
+                                .iter()
+                                .map(|p| {
+                                    (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))
+                                })
+                                .collect(),
                             ret: scope.resolve_type(&decl.ret, &mut sink),
                         };
                         layer_fns += 1;
                         entries.push((&decl.name, MemberDef::Fn(info), Some(Code::UnusedFn)));
                     }
                     ast::Member::Action(decl) => {
-                        let params = decl.params.iter().map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink))).collect();
-                        entries.push((&decl.name, MemberDef::Action(ir::ActionId(actions), params), None));
+                        let params = decl
+                            .params
+                            .iter()
+                            .map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink)))
+                            .collect();
+                        entries.push((
+                            &decl.name,
+                            MemberDef::Action(ir::ActionId(actions), params),
+                            None,
+                        ));
                         actions += 1;
                     }
                     _ => {}
@@ -845,9 +1087,16 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         report(
                             file,
                             *ordinal,
-                            Diagnostic::new(Code::Duplicate, name.span, format!("`{}` is defined more than once in layer `{layer_name}`", name.name))
-                                .primary("defined again here")
-                                .help("rename or remove one of the definitions"),
+                            Diagnostic::new(
+                                Code::Duplicate,
+                                name.span,
+                                format!(
+                                    "`{}` is defined more than once in layer `{layer_name}`",
+                                    name.name
+                                ),
+                            )
+                            .primary("defined again here")
+                            .help("rename or remove one of the definitions"),
                             own,
                         );
                         continue;
@@ -855,7 +1104,14 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                     if let (Some(code), true) = (unused, own) {
                         declared.push((key(&name.name), code, at(name.span)));
                     }
-                    members.insert(name.name.clone(), MemberEntry { def, key: key(&name.name), at: at(name.span) });
+                    members.insert(
+                        name.name.clone(),
+                        MemberEntry {
+                            def,
+                            key: key(&name.name),
+                            at: at(name.span),
+                        },
+                    );
                 }
             }
             scope.layers.push(LayerInfo {
@@ -864,23 +1120,41 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 needs,
                 below,
                 members,
-                at: Location { file: file.to_owned(), ordinal: layer.ordinal, span: layer.decl.name.span },
+                at: Location {
+                    file: file.to_owned(),
+                    ordinal: layer.ordinal,
+                    span: layer.decl.name.span,
+                },
             });
         }
         scopes.insert(draft.name.clone(), Arc::new(scope));
     }
     declared.sort_by(|a, b| a.2.cmp(&b.2));
-    Env { scopes, file_modules, chunk_layers, diagnostics, declared }
+    Env {
+        scopes,
+        file_modules,
+        chunk_layers,
+        diagnostics,
+        declared,
+    }
 }
 
 fn duplicate(name: &ast::Ident, _first: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(Code::Duplicate, name.span, format!("{what} `{}` is defined more than once", name.name))
-        .primary("defined again here")
-        .help("rename or remove one of the definitions")
+    Diagnostic::new(
+        Code::Duplicate,
+        name.span,
+        format!("{what} `{}` is defined more than once", name.name),
+    )
+    .primary("defined again here")
+    .help("rename or remove one of the definitions")
 }
 
 fn module_of(drafts: &BTreeMap<String, ModuleDraft<'_>>, file: &str) -> String {
-    drafts.values().find(|d| d.file == file).map(|d| d.name.clone()).unwrap_or_default()
+    drafts
+        .values()
+        .find(|d| d.file == file)
+        .map(|d| d.name.clone())
+        .unwrap_or_default()
 }
 
 fn collect_modules(
@@ -926,7 +1200,11 @@ fn on_cycle(start: usize, needs: &[Vec<usize>]) -> bool {
 
 /// The dotted text of a path.
 pub fn path_text(path: &ast::Path) -> String {
-    path.segments.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(".")
+    path.segments
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// A literal value written in the source, possibly negated.
@@ -949,7 +1227,11 @@ pub fn literal(expr: &ast::Expr) -> Option<ir::Literal> {
 pub fn literal_range(range: &ast::RangeExpr) -> Option<ir::Range> {
     let lo = literal(&range.lo)?;
     let hi = literal(&range.hi)?;
-    Some(ir::Range { lo, hi, inclusive: range.inclusive })
+    Some(ir::Range {
+        lo,
+        hi,
+        inclusive: range.inclusive,
+    })
 }
 
 /// Whether a literal lies in a range; `None` when the kinds do not compare.

@@ -57,7 +57,10 @@ pub fn assemble(
         })
         .collect();
     for placed in chunks {
-        let shift = Shift { file: placed.file, offset: placed.offset };
+        let shift = Shift {
+            file: placed.file,
+            offset: placed.offset,
+        };
         let chunk = placed.ir.clone();
         for (id, mut it) in chunk.consts {
             shift.body(&mut it.value);
@@ -105,7 +108,9 @@ pub fn assemble(
             it.span = shift.span(it.span);
             actions.insert(id, it);
         }
-        let Some(layer) = placed.layer.and_then(|id| layers.get_mut(id.index())) else { continue };
+        let Some(layer) = placed.layer.and_then(|id| layers.get_mut(id.index())) else {
+            continue;
+        };
         for mut it in chunk.models {
             for b in &mut it.branches {
                 b.args.iter_mut().for_each(|e| shift.expr(e));
@@ -157,7 +162,14 @@ pub fn assemble(
         module: scope.module.clone(),
         game,
         files,
-        enums: scope.enums.iter().map(|e| ir::EnumDef { name: e.name.clone(), variants: e.variants.clone() }).collect(),
+        enums: scope
+            .enums
+            .iter()
+            .map(|e| ir::EnumDef {
+                name: e.name.clone(),
+                variants: e.variants.clone(),
+            })
+            .collect(),
         errors: dense(errors, "error")?,
         consts: dense(consts, "constant")?,
         config: dense(config, "config entry")?,
@@ -171,7 +183,10 @@ pub fn assemble(
 }
 
 /// The values of a map keyed by consecutive ids `0..n`, or the first missing id.
-fn dense<K: Ord + Copy + std::fmt::Debug + Into<u32>, V>(map: BTreeMap<K, V>, what: &str) -> Result<Vec<V>, String> {
+fn dense<K: Ord + Copy + std::fmt::Debug + Into<u32>, V>(
+    map: BTreeMap<K, V>,
+    what: &str,
+) -> Result<Vec<V>, String> {
     let mut out = Vec::with_capacity(map.len());
     for (expected, (id, value)) in map.into_iter().enumerate() {
         if (id.into() as usize) != expected {
@@ -192,7 +207,9 @@ macro_rules! into_u32 {
     )*};
 }
 
-into_u32!(ErrorId, ConstId, ConfigId, StateId, TunableId, ComputedId, FnId, ActionId);
+into_u32!(
+    ErrorId, ConstId, ConfigId, StateId, TunableId, ComputedId, FnId, ActionId
+);
 
 /// Moves spans from chunk-relative to file-relative.
 struct Shift {
@@ -202,7 +219,11 @@ struct Shift {
 
 impl Shift {
     fn span(&self, span: SrcSpan) -> SrcSpan {
-        SrcSpan { file: self.file, start: span.start + self.offset, end: span.end + self.offset }
+        SrcSpan {
+            file: self.file,
+            start: span.start + self.offset,
+            end: span.end + self.offset,
+        }
     }
 
     fn body(&self, body: &mut ir::Body) {
@@ -213,7 +234,9 @@ impl Shift {
         pattern.span = self.span(pattern.span);
         match &mut pattern.kind {
             ir::PatternKind::Some(inner) => self.pattern(inner),
-            ir::PatternKind::Variant { payload, .. } => payload.iter_mut().for_each(|p| self.pattern(p)),
+            ir::PatternKind::Variant { payload, .. } => {
+                payload.iter_mut().for_each(|p| self.pattern(p))
+            }
             _ => {}
         }
     }
@@ -248,7 +271,11 @@ impl Shift {
                     self.expr(value);
                 }
                 ir::StmtKind::Emit { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
-                ir::StmtKind::If { guards, then, otherwise } => {
+                ir::StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
                     self.guards(guards);
                     self.stmts(then);
                     self.stmts(otherwise);
@@ -261,11 +288,14 @@ impl Shift {
         expr.span = self.span(expr.span);
         use ir::ExprKind as K;
         match &mut expr.kind {
-            K::GameCall { args, .. } | K::CallFn { args, .. } | K::CallBuiltin { args, .. } | K::SimNext { args, .. } => {
-                args.iter_mut().for_each(|a| self.expr(a))
-            }
+            K::GameCall { args, .. }
+            | K::CallFn { args, .. }
+            | K::CallBuiltin { args, .. }
+            | K::SimNext { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
             K::Variant { payload, .. } => payload.iter_mut().for_each(|a| self.expr(a)),
-            K::Record(items) | K::List(items) | K::Set(items) => items.iter_mut().for_each(|a| self.expr(a)),
+            K::Record(items) | K::List(items) | K::Set(items) => {
+                items.iter_mut().for_each(|a| self.expr(a))
+            }
             K::Closure { body, .. } => self.expr(body),
             K::Some(inner) | K::Field(inner, _) | K::Unary(_, inner) => self.expr(inner),
             K::SnapshotRead { snapshot, .. } => self.expr(snapshot),
@@ -273,7 +303,11 @@ impl Shift {
                 self.expr(a);
                 self.expr(b);
             }
-            K::If { guards, then, otherwise } => {
+            K::If {
+                guards,
+                then,
+                otherwise,
+            } => {
                 self.guards(guards);
                 self.expr(then);
                 self.expr(otherwise);
@@ -285,12 +319,24 @@ impl Shift {
                     self.expr(&mut arm.body);
                 }
             }
-            K::Let { pattern, value, body } => {
+            K::Let {
+                pattern,
+                value,
+                body,
+            } => {
                 self.pattern(pattern);
                 self.expr(value);
                 self.expr(body);
             }
-            K::Lit(_) | K::Local(_) | K::Member(_) | K::Config(_) | K::Const(_) | K::GameProperty(_) | K::FnRef(_) | K::None => {}
+            K::Lit(_)
+            | K::Local(_)
+            | K::Member(_)
+            | K::Config(_)
+            | K::Const(_)
+            | K::GameProperty(_)
+            | K::FnRef(_)
+            | K::EmptyMap
+            | K::None => {}
         }
     }
 }

@@ -27,7 +27,12 @@ pub struct ParsedChunk {
 
 /// Parses one chunk of the given kind.
 pub fn parse_chunk(kind: ChunkKind, text: &str) -> ParsedChunk {
-    let mut result = ParsedChunk { header: None, items: Vec::new(), members: Vec::new(), errors: Vec::new() };
+    let mut result = ParsedChunk {
+        header: None,
+        items: Vec::new(),
+        members: Vec::new(),
+        errors: Vec::new(),
+    };
     let errors = match kind {
         ChunkKind::Header => {
             let parse = harness_grammar::parse(text);
@@ -53,7 +58,10 @@ pub fn parse_chunk(kind: ChunkKind, text: &str) -> ParsedChunk {
         }
     };
     let end = text.len() as u32;
-    result.errors = errors.iter().map(|error| syntax_diagnostic(error, end)).collect();
+    result.errors = errors
+        .iter()
+        .map(|error| syntax_diagnostic(error, end))
+        .collect();
     result
 }
 

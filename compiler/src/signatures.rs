@@ -198,7 +198,13 @@ impl SignatureSet {
     }
 
     /// Adds a builtin of a standard-library module (`std.stats`), visible once imported.
-    pub fn module_builtin(&mut self, module: &str, sig: &str, doc: &str, example: &str) -> &mut Self {
+    pub fn module_builtin(
+        &mut self,
+        module: &str,
+        sig: &str,
+        doc: &str,
+        example: &str,
+    ) -> &mut Self {
         self.module(module);
         match parse_builtin(sig, doc, example, Some(module)) {
             Ok(builtin) => self.builtins.push(builtin),
@@ -267,7 +273,11 @@ impl SignatureSet {
     pub fn all_problems(&self) -> Vec<String> {
         let mut all = self.problems.clone();
         for game in &self.games {
-            all.extend(game.problems.iter().map(|p| format!("game {}: {p}", game.name)));
+            all.extend(
+                game.problems
+                    .iter()
+                    .map(|p| format!("game {}: {p}", game.name)),
+            );
         }
         all
     }
@@ -276,15 +286,22 @@ impl SignatureSet {
 impl GameSig {
     /// Starts the bindings of a game.
     pub fn new(name: &str, doc: &str) -> Self {
-        Self { name: name.to_owned(), doc: doc.to_owned(), ..Self::default() }
+        Self {
+            name: name.to_owned(),
+            doc: doc.to_owned(),
+            ..Self::default()
+        }
     }
 
     /// Adds an opaque type, `"Cell"` or `"Grid<T>"`.
     pub fn opaque(&mut self, decl: &str, doc: &str) -> &mut Self {
         match parse_type_decl(decl) {
-            Ok((name, arity)) => {
-                self.types.push(TypeSig { name, arity, doc: doc.to_owned(), module: None })
-            }
+            Ok((name, arity)) => self.types.push(TypeSig {
+                name,
+                arity,
+                doc: doc.to_owned(),
+                module: None,
+            }),
             Err(problem) => self.problems.push(problem),
         }
         self
@@ -354,14 +371,27 @@ impl GameSig {
     }
 }
 
-fn parse_builtin(sig: &str, doc: &str, example: &str, module: Option<&str>) -> Result<Builtin, String> {
+fn parse_builtin(
+    sig: &str,
+    doc: &str,
+    example: &str,
+    module: Option<&str>,
+) -> Result<Builtin, String> {
     let (name, parsed) = parse_fn(sig)?;
     let (kind, short_name, registry_name) = if let Some((ty, short)) = name.split_once('.') {
-        (BuiltinKind::Static(ty.to_owned()), short.to_owned(), name.clone())
+        (
+            BuiltinKind::Static(ty.to_owned()),
+            short.to_owned(),
+            name.clone(),
+        )
     } else if let Some(first) = parsed.params.first().filter(|p| p.name == "self") {
         let owner = type_constructor(&first.ty)
             .ok_or_else(|| format!("`{sig}`: `self` must have a named type"))?;
-        (BuiltinKind::Method(owner.clone()), name.clone(), format!("{owner}.{name}"))
+        (
+            BuiltinKind::Method(owner.clone()),
+            name.clone(),
+            format!("{owner}.{name}"),
+        )
     } else {
         (BuiltinKind::Function, name.clone(), name.clone())
     };
@@ -379,7 +409,11 @@ fn parse_builtin(sig: &str, doc: &str, example: &str, module: Option<&str>) -> R
 
 fn parse_message(sig: &str, doc: &str) -> Result<MessageSig, String> {
     let (name, parsed) = parse_fn(sig)?;
-    Ok(MessageSig { name, params: parsed.params, doc: doc.to_owned() })
+    Ok(MessageSig {
+        name,
+        params: parsed.params,
+        doc: doc.to_owned(),
+    })
 }
 
 /// The name of a type's constructor, under which its methods are registered.
@@ -411,7 +445,11 @@ struct SigParser<'a> {
 
 impl<'a> SigParser<'a> {
     fn new(text: &'a str) -> Self {
-        Self { text, rest: text, generics: Vec::new() }
+        Self {
+            text,
+            rest: text,
+            generics: Vec::new(),
+        }
     }
 
     fn problem(&self, what: &str) -> String {
@@ -434,7 +472,11 @@ impl<'a> SigParser<'a> {
     }
 
     fn expect(&mut self, token: &str) -> Result<(), String> {
-        if self.eat(token) { Ok(()) } else { Err(self.problem(&format!("expected `{token}`"))) }
+        if self.eat(token) {
+            Ok(())
+        } else {
+            Err(self.problem(&format!("expected `{token}`")))
+        }
     }
 
     fn ident(&mut self) -> Result<String, String> {
@@ -553,7 +595,10 @@ pub fn parse_fn(text: &str) -> Result<(String, FnSig), String> {
             } else {
                 false
             };
-            p.generics.push(Generic { name: generic.into(), numeric });
+            p.generics.push(Generic {
+                name: generic.into(),
+                numeric,
+            });
             if !p.eat(",") {
                 break;
             }
@@ -565,7 +610,10 @@ pub fn parse_fn(text: &str) -> Result<(String, FnSig), String> {
     while !p.eat(")") {
         let param = p.ident()?;
         p.expect(":")?;
-        params.push(ParamSig { name: param, ty: p.ty()? });
+        params.push(ParamSig {
+            name: param,
+            ty: p.ty()?,
+        });
         if !p.eat(",") {
             p.expect(")")?;
             break;
@@ -575,7 +623,14 @@ pub fn parse_fn(text: &str) -> Result<(String, FnSig), String> {
     if !p.at_end() {
         return Err(p.problem("unexpected text"));
     }
-    Ok((name, FnSig { generics: p.generics, params, ret }))
+    Ok((
+        name,
+        FnSig {
+            generics: p.generics,
+            params,
+            ret,
+        },
+    ))
 }
 
 fn parse_property(text: &str) -> Result<(String, Ty), String> {
@@ -636,7 +691,12 @@ fn parse_enum(text: &str, doc: &str, module: Option<&str>) -> Result<EnumSig, St
     if !p.at_end() {
         return Err(p.problem("unexpected text"));
     }
-    Ok(EnumSig { name, variants, doc: doc.to_owned(), module: module.map(str::to_owned) })
+    Ok(EnumSig {
+        name,
+        variants,
+        doc: doc.to_owned(),
+        module: module.map(str::to_owned),
+    })
 }
 
 #[cfg(test)]

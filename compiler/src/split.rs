@@ -31,10 +31,12 @@ pub struct RawChunk {
     pub text: String,
 }
 
-const ITEM_KEYWORDS: &[&str] =
-    &["harness", "use", "type", "enum", "const", "config", "fn", "error", "layer"];
-const MEMBER_KEYWORDS: &[&str] =
-    &["state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise"];
+const ITEM_KEYWORDS: &[&str] = &[
+    "harness", "use", "type", "enum", "const", "config", "fn", "error", "layer",
+];
+const MEMBER_KEYWORDS: &[&str] = &[
+    "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise",
+];
 
 /// Splits `text` into chunks in source order. Chunks that hold only whitespace and comments are
 /// dropped; every other byte belongs to exactly one chunk, except the `}` closing a layer.
@@ -55,7 +57,10 @@ pub fn split(text: &str) -> Vec<RawChunk> {
         if c.is_ascii_whitespace() {
             i += 1;
         } else if bytes[i..].starts_with(b"//") {
-            let end = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |n| i + n);
+            let end = bytes[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| i + n);
             if bytes[i..].starts_with(b"///") {
                 doc_start.get_or_insert(i);
             } else {
@@ -130,18 +135,26 @@ pub fn split(text: &str) -> Vec<RawChunk> {
 
     let mut chunks = Vec::new();
     for (index, &(start, kind)) in boundaries.iter().enumerate() {
-        let mut end = boundaries.get(index + 1).map_or(text.len(), |&(next, _)| next);
-        if kind == ChunkKind::Member {
-            if let Some(&close) = layer_ends.iter().find(|&&close| close >= start && close < end) {
-                end = close;
-            }
+        let mut end = boundaries
+            .get(index + 1)
+            .map_or(text.len(), |&(next, _)| next);
+        if kind == ChunkKind::Member
+            && let Some(&close) = layer_ends
+                .iter()
+                .find(|&&close| close >= start && close < end)
+        {
+            end = close;
         }
         let start = start.min(end);
         let piece = &text[start..end];
         if is_trivia(piece) {
             continue;
         }
-        chunks.push(RawChunk { kind, offset: start as u32, text: piece.to_owned() });
+        chunks.push(RawChunk {
+            kind,
+            offset: start as u32,
+            text: piece.to_owned(),
+        });
     }
     chunks
 }
@@ -178,7 +191,10 @@ mod tests {
         assert!(chunks[2].text.trim_end().ends_with('{'));
         assert!(chunks[4].text.trim_end().ends_with("{ 2 }"));
         for chunk in &chunks {
-            assert_eq!(&text[chunk.offset as usize..][..chunk.text.len()], chunk.text);
+            assert_eq!(
+                &text[chunk.offset as usize..][..chunk.text.len()],
+                chunk.text
+            );
         }
     }
 

@@ -5,8 +5,9 @@
 //!
 //! let mut workspace = Workspace::new(SignatureSet::default());
 //! workspace.set_file("a.harness", "const N: Int = 0.5");
-//! let diagnostics = workspace.diagnostics();
-//! assert_eq!(diagnostics[0].code.as_str(), "E0201");
+//! let codes: Vec<&str> = workspace.diagnostics().iter().map(|d| d.code.as_str()).collect();
+//! // The value is a `Float` where an `Int` is declared, and the constant is never used.
+//! assert_eq!(codes, ["W0004", "E0201"]);
 //! ```
 
 use std::collections::BTreeMap;
@@ -31,9 +32,22 @@ pub struct Workspace {
 impl Workspace {
     /// An empty workspace.
     pub fn new(signatures: SignatureSet) -> Self {
-        let db = Database::default();
+        Self::with_database(Database::default(), signatures)
+    }
+
+    /// An empty workspace whose database records which queries execute, for tests of
+    /// incrementality (see [`Database::start_log`]).
+    pub fn with_query_log(signatures: SignatureSet) -> Self {
+        Self::with_database(Database::with_log(), signatures)
+    }
+
+    fn with_database(db: Database, signatures: SignatureSet) -> Self {
         let inputs = Inputs::new(&db, Vec::new(), Arc::new(signatures));
-        Self { db, inputs, files: BTreeMap::new() }
+        Self {
+            db,
+            inputs,
+            files: BTreeMap::new(),
+        }
     }
 
     /// Adds a file, or replaces the text of a loaded one.
@@ -76,7 +90,10 @@ impl Workspace {
     /// The modules of the workspace: module name and the path of the file that declares it.
     pub fn modules(&self) -> Vec<(String, String)> {
         let env = db::environment(&self.db, self.inputs);
-        env.file_modules.iter().map(|(path, module)| (module.clone(), path.clone())).collect()
+        env.file_modules
+            .iter()
+            .map(|(path, module)| (module.clone(), path.clone()))
+            .collect()
     }
 
     /// The database, for tools and tests that observe which queries run.
@@ -96,8 +113,13 @@ impl Workspace {
 
     /// The diagnostics of one file, sorted by position.
     pub fn file_diagnostics(&self, path: &str) -> Vec<Diagnostic> {
-        let Some(file) = self.files.get(path).copied() else { return Vec::new() };
-        guard(path, || db::file_diagnostics(&self.db, self.inputs, file).clone()).unwrap_or_else(|internal| vec![internal])
+        let Some(file) = self.files.get(path).copied() else {
+            return Vec::new();
+        };
+        guard(path, || {
+            db::file_diagnostics(&self.db, db::FileKey::new(&self.db, self.inputs, file)).clone()
+        })
+        .unwrap_or_else(|internal| vec![*internal])
     }
 
     /// Every diagnostic of the workspace, sorted by file and position; problems in the
@@ -108,7 +130,13 @@ impl Workspace {
             .signatures(&self.db)
             .all_problems()
             .into_iter()
-            .map(|problem| Diagnostic::internal(Span::default(), format!("a builtin signature does not parse: {problem}")).in_file("<signatures>"))
+            .map(|problem| {
+                Diagnostic::internal(
+                    Span::default(),
+                    format!("a builtin signature does not parse: {problem}"),
+                )
+                .in_file("<signatures>")
+            })
             .collect();
         for path in self.files.keys() {
             out.extend(self.file_diagnostics(path));
@@ -126,17 +154,36 @@ impl Workspace {
     pub fn program(&self, module: &str) -> Result<Arc<ir::Program>, Vec<Diagnostic>> {
         let env = db::environment(&self.db, self.inputs).clone();
         let Some(scope) = env.scopes.get(module) else {
-            let loaded = env.file_modules.values().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
-            return Err(vec![Diagnostic::new(crate::codes::Code::UnknownModule, Span::default(), format!("unknown module `{module}`"))
-                .help(format!("the loaded modules are: {loaded}"))]);
+            let loaded = env
+                .file_modules
+                .values()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(vec![
+                Diagnostic::new(
+                    crate::codes::Code::UnknownModule,
+                    Span::default(),
+                    format!("unknown module `{module}`"),
+                )
+                .help(format!("the loaded modules are: {loaded}")),
+            ]);
         };
         let paths: Vec<String> = scope
             .program_modules
             .iter()
-            .filter_map(|m| env.file_modules.iter().find(|(_, module)| *module == m).map(|(path, _)| path.clone()))
+            .filter_map(|m| {
+                env.file_modules
+                    .iter()
+                    .find(|(_, module)| *module == m)
+                    .map(|(path, _)| path.clone())
+            })
             .collect();
-        let errors: Vec<Diagnostic> =
-            paths.iter().flat_map(|path| self.file_diagnostics(path)).filter(Diagnostic::is_error).collect();
+        let errors: Vec<Diagnostic> = paths
+            .iter()
+            .flat_map(|path| self.file_diagnostics(path))
+            .filter(Diagnostic::is_error)
+            .collect();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -144,7 +191,9 @@ impl Workspace {
             let db = &self.db;
             let mut checks = Vec::new();
             for (file_index, path) in paths.iter().enumerate() {
-                let Some(file) = self.files.get(path).copied() else { continue };
+                let Some(file) = self.files.get(path).copied() else {
+                    continue;
+                };
                 let layers = env.chunk_layers.get(path).cloned().unwrap_or_default();
                 for (ordinal, (chunk, offset)) in db::outline(db, file).chunks.iter().enumerate() {
                     let layer_name = if chunk.kind(db) == crate::split::ChunkKind::Member {
@@ -153,39 +202,59 @@ impl Workspace {
                         None
                     };
                     let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
-                    let key = db::CheckKey::new(db, module.to_owned(), layer_name, *chunk);
-                    checks.push((file_index as u32, *offset, layer, db::check_chunk(db, self.inputs, key)));
+                    let key =
+                        db::CheckKey::new(db, self.inputs, module.to_owned(), layer_name, *chunk);
+                    checks.push((file_index as u32, *offset, layer, db::check_chunk(db, key)));
                 }
             }
             let placed: Vec<lower::Placed<'_>> = checks
                 .iter()
-                .map(|(file, offset, layer, ir)| lower::Placed { file: *file, offset: *offset, layer: *layer, ir: &ir.ir })
+                .map(|(file, offset, layer, ir)| lower::Placed {
+                    file: *file,
+                    offset: *offset,
+                    layer: *layer,
+                    ir: &ir.ir,
+                })
                 .collect();
             let layer_spans: Vec<SrcSpan> = scope
                 .layers
                 .iter()
                 .map(|info| {
-                    let file = paths.iter().position(|p| *p == info.at.file).unwrap_or_default();
+                    let file = paths
+                        .iter()
+                        .position(|p| *p == info.at.file)
+                        .unwrap_or_default();
                     let offset = self
                         .files
                         .get(&info.at.file)
-                        .and_then(|f| db::outline(db, *f).chunks.get(info.at.ordinal as usize).map(|(_, o)| *o))
+                        .and_then(|f| {
+                            db::outline(db, *f)
+                                .chunks
+                                .get(info.at.ordinal as usize)
+                                .map(|(_, o)| *o)
+                        })
                         .unwrap_or_default();
-                    SrcSpan { file: file as u32, start: info.at.span.start + offset, end: info.at.span.end + offset }
+                    SrcSpan {
+                        file: file as u32,
+                        start: info.at.span.start + offset,
+                        end: info.at.span.end + offset,
+                    }
                 })
                 .collect();
             let game = scope.game.as_ref().map(|g| g.name.clone());
             match lower::assemble(scope, game, paths.clone(), &layer_spans, &placed) {
                 Ok(program) => Ok(Arc::new(program)),
-                Err(problem) => Err(vec![Diagnostic::internal(Span::default(), problem).in_file(module)]),
+                Err(problem) => Err(vec![
+                    Diagnostic::internal(Span::default(), problem).in_file(module),
+                ]),
             }
         })
-        .unwrap_or_else(|internal| Err(vec![internal]))
+        .unwrap_or_else(|internal| Err(vec![*internal]))
     }
 }
 
 /// Runs a computation, turning a panic (a bug of ours) into an internal-error diagnostic.
-fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Diagnostic> {
+fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Box<Diagnostic>> {
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(value) => Ok(value),
         Err(payload) => {
@@ -194,7 +263,9 @@ fn guard<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Diagnostic> {
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(Diagnostic::internal(Span::default(), message).in_file(what))
+            Err(Box::new(
+                Diagnostic::internal(Span::default(), message).in_file(what),
+            ))
         }
     }
 }

@@ -37,16 +37,26 @@ pub fn expectations(text: &str) -> Result<Vec<Finding>, String> {
     let mut out = Vec::new();
     for (index, line) in text.lines().enumerate() {
         for rest in line.split("//~").skip(1) {
-        let ups = rest.chars().take_while(|c| *c == '^').count();
-        let mut words = rest[ups..].split_whitespace();
-        let severity = match words.next() {
-            Some("ERROR") => Severity::Error,
-            Some("WARN") => Severity::Warning,
-            other => return Err(format!("line {}: expected ERROR or WARN after //~, found {other:?}", index + 1)),
-        };
-        let code = words.next().ok_or_else(|| format!("line {}: missing code", index + 1))?;
-        let line_number = (index + 1).checked_sub(ups).filter(|n| *n > 0).ok_or_else(|| format!("line {}: too many `^`", index + 1))?;
-        out.push((line_number, severity, code.to_owned()));
+            let ups = rest.chars().take_while(|c| *c == '^').count();
+            let mut words = rest[ups..].split_whitespace();
+            let severity = match words.next() {
+                Some("ERROR") => Severity::Error,
+                Some("WARN") => Severity::Warning,
+                other => {
+                    return Err(format!(
+                        "line {}: expected ERROR or WARN after //~, found {other:?}",
+                        index + 1
+                    ));
+                }
+            };
+            let code = words
+                .next()
+                .ok_or_else(|| format!("line {}: missing code", index + 1))?;
+            let line_number = (index + 1)
+                .checked_sub(ups)
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("line {}: too many `^`", index + 1))?;
+            out.push((line_number, severity, code.to_owned()));
         }
     }
     out.sort();
@@ -57,7 +67,13 @@ pub fn expectations(text: &str) -> Result<Vec<Finding>, String> {
 pub fn findings(text: &str, diagnostics: &[Diagnostic]) -> Vec<Finding> {
     let mut out: Vec<Finding> = diagnostics
         .iter()
-        .map(|d| (line_of(text, d.span.start as usize), d.severity, d.code.as_str().to_owned()))
+        .map(|d| {
+            (
+                line_of(text, d.span.start as usize),
+                d.severity,
+                d.code.as_str().to_owned(),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -65,14 +81,19 @@ pub fn findings(text: &str, diagnostics: &[Diagnostic]) -> Vec<Finding> {
 
 /// The 1-based line of a byte offset.
 pub fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Renders diagnostics the way the terminal shows them, without colours, at a fixed width.
 pub fn render(diagnostics: &[Diagnostic]) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(100)
-        .with_links(false);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100)
+            .with_links(false);
     let mut out = String::new();
     for diagnostic in diagnostics {
         let _ = writeln!(out, "[{}] {}", diagnostic.code.as_str(), diagnostic.file);

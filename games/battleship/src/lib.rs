@@ -10,7 +10,8 @@
 //!   [`grand::grand_board`], [`render::render_board`], [`render::render_suite`];
 //! - rules: [`Game`] (`shoot`, `ask`, budgets, `metrics`), [`Spotter`];
 //! - questions: [`catalogue`] (83 templates), [`RegionSpec`] (`parse_json`, `compile`);
-//! - beliefs: the [`Belief`] trait and [`McmcCompat`];
+//! - beliefs: the [`Belief`] trait, [`Mcmc`] (the default), [`Smc`], [`McmcCompat`] and the
+//!   exact reference [`belief::ExactPosterior`] (see [`mod@belief`] for when to use which);
 //! - kernels: [`kernels`] (hit probabilities, EIG, question value, masses, clusters, scores);
 //! - oracles: [`reference::Greedy`], [`reference::Wma`], [`reference::Mra`],
 //!   [`reference::play_paper_game`].
@@ -28,7 +29,7 @@ pub mod questions;
 pub mod reference;
 pub mod render;
 
-pub use belief::{Belief, McmcCompat, SampleSet};
+pub use belief::{Belief, Fleet, Mcmc, McmcCompat, SampleSet, Smc};
 pub use board::{Board, Color, Placement, Ship};
 pub use cell::Cell;
 pub use game::{Game, Metrics, Protocol, ShotOutcome, Spotter};

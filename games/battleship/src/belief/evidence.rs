@@ -9,8 +9,9 @@
 
 use std::fmt;
 
-use crate::board::{MAX_SHIP_LEN, MIN_SHIP_LEN, NUM_SHIPS, placement_masks};
+use crate::board::{MAX_SHIP_LEN, MIN_SHIP_LEN, NUM_SHIPS, Placement, placement_masks};
 use crate::game::ShotOutcome;
+use crate::grand::TrackerEntry;
 use crate::kernels::LIKELIHOOD_FLOOR;
 use crate::paper::PAPER_FLEET;
 
@@ -19,12 +20,15 @@ use crate::paper::PAPER_FLEET;
 pub enum FleetError {
     /// A ship length is outside 2..=5.
     BadLength(usize),
+    /// A tracker listed this many ships instead of four.
+    ShipCount(usize),
 }
 
 impl fmt::Display for FleetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::BadLength(n) => write!(f, "ship length {n} is outside 2..=5"),
+            Self::ShipCount(n) => write!(f, "the tracker lists {n} ships, not {NUM_SHIPS}"),
         }
     }
 }
@@ -70,6 +74,15 @@ impl Fleet {
         // Sorting makes equal multisets compare equal.
         lengths.sort_unstable();
         Self::checked(lengths, false)
+    }
+
+    /// The unlabelled fleet of Grand's ship tracker ([`crate::Game::tracker`]): the lengths it
+    /// lists, without the colours of the ships still afloat.
+    pub fn from_tracker(entries: &[TrackerEntry]) -> Result<Self, FleetError> {
+        match entries {
+            [a, b, c, d] => Self::unlabelled([a.len, b.len, c.len, d.len]),
+            _ => Err(FleetError::ShipCount(entries.len())),
+        }
     }
 
     fn checked(lengths: [usize; NUM_SHIPS], labelled: bool) -> Result<Self, FleetError> {
@@ -322,15 +335,12 @@ impl Evidence {
             if union & m != 0 || !self.placement_ok(s, m) {
                 return false;
             }
-            if !placement_masks(m.count_ones() as usize).contains(&m) {
+            if Placement::from_mask(m).is_none() {
                 return false;
             }
             union |= m;
         }
-        union & self.hits == self.hits
-            && self
-                .fleet
-                .matches(ships.map(|m| m.count_ones() as usize))
+        union & self.hits == self.hits && self.fleet.matches(ships.map(|m| m.count_ones() as usize))
     }
 
     /// The placements each slot may take on its own, by length (index = length).
@@ -437,8 +447,7 @@ pub(crate) fn sample_prior(
             ships[s] = p;
             union |= p;
         }
-        if union & ev.hits == ev.hits && ev.fleet.matches(ships.map(|m| m.count_ones() as usize))
-        {
+        if union & ev.hits == ev.hits && ev.fleet.matches(ships.map(|m| m.count_ones() as usize)) {
             return Some(ships);
         }
     }
@@ -509,5 +518,123 @@ fn search(
 pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut Stream) {
     for i in (1..items.len()).rev() {
         items.swap(i, rng.below(i + 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Color;
+    use crate::cell::Cell;
+
+    fn shot(id: &str, hit: bool, color: Option<Color>, sunk: Option<Color>) -> ShotOutcome {
+        ShotOutcome {
+            cell: id.parse::<Cell>().expect("cell"),
+            hit,
+            color,
+            sunk,
+        }
+    }
+
+    #[test]
+    fn fleets_are_validated_and_assignments_are_distinct() {
+        assert_eq!(Fleet::labelled([5, 4, 3, 6]), Err(FleetError::BadLength(6)));
+        assert_eq!(
+            Fleet::unlabelled([1, 4, 3, 2]),
+            Err(FleetError::BadLength(1))
+        );
+        assert_eq!(Fleet::paper().assignments(), vec![[5, 4, 3, 2]]);
+        assert_eq!(Fleet::paper().ship_cells(), 14);
+        let f = Fleet::unlabelled([4, 2, 4, 2]).expect("fleet");
+        assert_eq!(f.lengths(), [2, 2, 4, 4]);
+        assert_eq!(f.assignments().len(), 6);
+        assert_eq!(
+            Fleet::unlabelled([3; 4])
+                .expect("fleet")
+                .assignments()
+                .len(),
+            1
+        );
+        assert_eq!(
+            Fleet::unlabelled([2, 3, 4, 5])
+                .expect("fleet")
+                .assignments()
+                .len(),
+            24
+        );
+    }
+
+    #[test]
+    fn colours_and_sinkings_constrain_single_ships() {
+        let mut ev = Evidence::new(Fleet::unlabelled([2, 2, 3, 3]).expect("fleet"));
+        ev.observe_shot(&shot("A1", true, Some(Color::Red), None));
+        ev.observe_shot(&shot("C1", true, Some(Color::Green), None));
+        ev.observe_shot(&shot("C2", true, Some(Color::Green), Some(Color::Green)));
+        let a12 = 0b11;
+        let c12 = 0b11 << 16;
+        // Red must cover A1 and, being afloat, some cell not yet hit.
+        assert!(ev.placement_ok(0, a12));
+        assert!(!ev.placement_ok(0, 0b110));
+        // Green is sunk: it is exactly its hits.
+        assert!(ev.placement_ok(1, c12));
+        assert!(!ev.placement_ok(1, 0b111 << 16));
+        // Nobody else may take a coloured hit.
+        assert!(!ev.placement_ok(2, 0b111));
+        let rest = [a12, c12, 0b111 << 40, 0b111 << 48];
+        assert!(ev.is_consistent(&rest));
+        // Red and green swapped break the colour constraints.
+        assert!(!ev.is_consistent(&[c12, a12, rest[2], rest[3]]));
+        // A board with lengths 2, 2, 2, 3 is not this fleet.
+        assert!(!ev.is_consistent(&[a12, c12, 0b11 << 40, rest[3]]));
+    }
+
+    #[test]
+    fn likelihood_is_untempered_and_clamped() {
+        assert!((untempered_likelihood(true, 0.1) - 0.9).abs() < 1e-12);
+        assert!((untempered_likelihood(false, 0.1) - 0.1).abs() < 1e-12);
+        assert_eq!(untempered_likelihood(false, 0.0), LIKELIHOOD_FLOOR);
+        assert_eq!(untempered_likelihood(true, f64::NAN), 0.5);
+        let w = reweight_untempered(&[1, 2], &[0.5, 0.5], 1, true, 0.1).expect("mass");
+        assert!((w[0] - 0.9).abs() < 1e-12);
+        let mut ev = Evidence::new(Fleet::paper());
+        ev.observe_answer(1, true, 0.1);
+        ev.observe_answer(1, false, 0.1);
+        assert!((ev.log_likelihood(1) - (0.9f64.ln() + 0.1f64.ln())).abs() < 1e-12);
+        assert!((ev.max_log_likelihood() - 2.0 * 0.9f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn prior_draws_and_search_respect_the_shots() {
+        let mut ev = Evidence::new(Fleet::paper());
+        for (id, hit) in [("D4", true), ("D5", true), ("A1", false), ("H8", false)] {
+            ev.observe_shot(&shot(id, hit, None, None));
+        }
+        let cands = ev.candidates();
+        let mut rng = Stream::derive(7, 0);
+        for _ in 0..50 {
+            let ships = sample_prior(&ev, &cands, &mut rng).expect("a draw");
+            assert!(ev.is_consistent(&ships));
+        }
+        let found = search_consistent(&ev, &cands, &mut rng).expect("a board");
+        assert!(ev.is_consistent(&found));
+        // Contradictory shots: nothing is found, and nothing panics.
+        ev.observe_shot(&shot("D4", false, None, None));
+        let cands = ev.candidates();
+        assert_eq!(sample_prior(&ev, &cands, &mut rng), None);
+        assert_eq!(search_consistent(&ev, &cands, &mut rng), None);
+    }
+
+    #[test]
+    fn streams_are_deterministic_and_distinct() {
+        let mut a = Stream::derive(1, 0);
+        let mut b = Stream::derive(1, 0);
+        let mut c = Stream::derive(1, 1);
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        let zs: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(xs, zs);
+        assert!((0..1000).all(|_| a.below(7) < 7));
+        assert_eq!(a.below(0), 0);
     }
 }

@@ -175,3 +175,110 @@ impl Accumulator<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::belief::evidence::Fleet;
+    use crate::board::placement_masks;
+    use crate::cell::Cell;
+    use crate::game::ShotOutcome;
+
+    /// Brute force over every labelled board with plain loops, for a situation with so many
+    /// misses that the loops are short.
+    #[test]
+    fn matches_brute_force() {
+        let fleet = Fleet::paper();
+        let mut ev = Evidence::new(fleet);
+        // Water everywhere except rows C–E, columns 2–7; hits on D3 and D4.
+        let open: u64 = (0x7E << 16) | (0x7E << 24) | (0x7E << 32);
+        for i in 0..64 {
+            let hit = i == 27 || i == 28;
+            if open >> i & 1 == 1 && !hit {
+                continue;
+            }
+            ev.observe_shot(&ShotOutcome {
+                cell: Cell::new(i).expect("cell"),
+                hit,
+                color: None,
+                sunk: None,
+            });
+        }
+        ev.observe_answer(1 << 18, true, 0.2);
+        ev.observe_answer(0x7E << 32, false, 0.1);
+        let regions = [1u64 << 18, 0x7E << 32];
+        let exact = ExactPosterior::compute(&ev, &regions, 1 << 30).expect("enumerates");
+        let lists: Vec<Vec<u64>> = fleet
+            .lengths()
+            .iter()
+            .map(|&l| {
+                placement_masks(l)
+                    .iter()
+                    .copied()
+                    .filter(|&p| p & ev.misses() == 0)
+                    .collect()
+            })
+            .collect();
+        let (mut z, mut cells, mut yes, mut boards) = (0.0, [0.0; 64], [0.0; 2], 0u64);
+        for &a in &lists[0] {
+            for &b in &lists[1] {
+                for &c in &lists[2] {
+                    for &d in &lists[3] {
+                        let ships = [a, b, c, d];
+                        if !ev.is_consistent(&ships) {
+                            continue;
+                        }
+                        let u = a | b | c | d;
+                        let w = ev.log_likelihood(u).exp();
+                        boards += 1;
+                        z += w;
+                        for (i, x) in cells.iter_mut().enumerate() {
+                            if u >> i & 1 == 1 {
+                                *x += w;
+                            }
+                        }
+                        for (k, &r) in regions.iter().enumerate() {
+                            if u & r != 0 {
+                                yes[k] += w;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(boards > 0);
+        assert_eq!(exact.boards(), boards);
+        let p = exact.hit_probabilities(0);
+        for i in 0..64 {
+            assert!((p[i] - cells[i] / z).abs() < 1e-12, "cell {i}");
+        }
+        for (k, &r) in regions.iter().enumerate() {
+            let got = exact.p_yes(r).expect("region");
+            assert!((got - yes[k] / z).abs() < 1e-12);
+        }
+        assert_eq!(exact.p_yes(1), None);
+        assert_eq!(exact.hit_probabilities(1 << 27)[27], 0.0);
+    }
+
+    #[test]
+    fn budget_and_contradictions_are_errors() {
+        let ev = Evidence::new(Fleet::paper());
+        assert_eq!(
+            ExactPosterior::compute(&ev, &[], 1_000),
+            Err(ExactError::TooLarge { limit: 1_000 })
+        );
+        let mut ev = Evidence::new(Fleet::paper());
+        for hit in [true, false] {
+            ev.observe_shot(&ShotOutcome {
+                cell: Cell::new(0).expect("cell"),
+                hit,
+                color: None,
+                sunk: None,
+            });
+        }
+        assert_eq!(
+            ExactPosterior::compute(&ev, &[], 1 << 30),
+            Err(ExactError::Inconsistent)
+        );
+    }
+}

@@ -22,6 +22,12 @@
 //!
 //! Several chains (four by default) run from independent starts with their own seeded streams,
 //! and their thinned states are pooled with equal weights.
+//!
+//! Irreducibility is not proven for every constraint pattern (a cycle of hit owners among three
+//! ships needs three ships to move at once); the independent starts guard against a chain stuck in
+//! one component, and `tests/belief_accuracy.rs` measures the pooled marginals against the exact
+//! posterior. The samples are autocorrelated, so the weight-based ESS (1/Σw² = N) overstates the
+//! effective sample size.
 
 use crate::belief::evidence::{
     Candidates, Evidence, Fleet, Stream, reweight_untempered, sample_prior, search_consistent,
@@ -116,11 +122,10 @@ fn single(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream) {
     let need = ev.hits() & !others;
     let mut buf = [0u64; MAX_PLACEMENTS];
     let mut n = 0;
+    // Branch-free appends: the slot past the end is overwritten by the next candidate.
     for &p in cands.of(k, cur.count_ones() as usize) {
-        if p != cur && p & others == 0 && p & need == need {
-            buf[n] = p;
-            n += 1;
-        }
+        buf[n] = p;
+        n += usize::from(p != cur && p & others == 0 && p & need == need);
     }
     if n == 0 {
         return;
@@ -171,10 +176,8 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let mut buf = [0u64; MAX_PLACEMENTS];
     let mut a = 0;
     for &p in cands.of(i, len_i) {
-        if p & rest == 0 {
-            buf[a] = p;
-            a += 1;
-        }
+        buf[a] = p;
+        a += usize::from(p & rest == 0);
     }
     if a == 0 {
         return;
@@ -185,10 +188,8 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let need = ev.hits() & !fixed;
     let mut b = 0;
     for &p in cands.of(j, len_j) {
-        if p & fixed == 0 && p & need == need {
-            buf[b] = p;
-            b += 1;
-        }
+        buf[b] = p;
+        b += usize::from(p & fixed == 0 && p & need == need);
     }
     if b == 0 {
         return;
@@ -205,8 +206,7 @@ fn pair(ev: &Evidence, cands: &Candidates, s: &mut State, rng: &mut Stream, exch
     let back_b = completions(ev, cands, j, old_j, rest | s.ships[i]);
     let union = fixed | new_j;
     let log_lik = ev.log_likelihood(union);
-    let log_ratio =
-        log_lik - s.log_lik + ((a * b) as f64).ln() - ((back_a * back_b) as f64).ln();
+    let log_ratio = log_lik - s.log_lik + ((a * b) as f64).ln() - ((back_a * back_b) as f64).ln();
     if accept(log_ratio, rng) {
         s.ships[i] = new_i;
         s.ships[j] = new_j;
@@ -329,9 +329,8 @@ impl Mcmc {
     pub fn refresh(&mut self) {
         let ev = &self.evidence;
         let cands = &self.cands;
-        let stored: Vec<usize> = (0..self.samples.len())
-            .filter(|&i| ev.is_consistent(&self.samples.ships[i]))
-            .collect();
+        // The stored samples that agree with the shots are only needed to restart a chain.
+        let mut stored: Option<Vec<usize>> = None;
         let config = self.config;
         let mut fresh = SampleSet::default();
         let weight = 1.0 / config.samples as f64;
@@ -342,6 +341,11 @@ impl Mcmc {
                 .filter(|s| ev.is_consistent(&s.ships))
                 .map(|s| State::new(s.ships, ev));
             chain.state = keep.or_else(|| {
+                let stored = stored.get_or_insert_with(|| {
+                    (0..self.samples.len())
+                        .filter(|&i| ev.is_consistent(&self.samples.ships[i]))
+                        .collect()
+                });
                 let start = if stored.is_empty() {
                     sample_prior(ev, cands, rng).or_else(|| search_consistent(ev, cands, rng))
                 } else {
@@ -357,7 +361,8 @@ impl Mcmc {
             }
             // Chains share the N samples as evenly as possible, the first ones taking the
             // remainder.
-            let share = config.samples / config.chains + usize::from(k < config.samples % config.chains);
+            let share =
+                config.samples / config.chains + usize::from(k < config.samples % config.chains);
             for _ in 0..share {
                 for _ in 0..config.thin {
                     self.kernel.step(ev, cands, state, rng);
@@ -400,5 +405,102 @@ impl Belief for Mcmc {
             answer,
             epsilon,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::{Color, placement_masks};
+    use crate::cell::Cell;
+
+    fn shot(id: &str, hit: bool, color: Option<Color>, sunk: Option<Color>) -> ShotOutcome {
+        ShotOutcome {
+            cell: id.parse::<Cell>().expect("cell"),
+            hit,
+            color,
+            sunk,
+        }
+    }
+
+    fn small() -> McmcConfig {
+        McmcConfig {
+            samples: 200,
+            ..McmcConfig::default()
+        }
+    }
+
+    #[test]
+    fn samples_are_consistent_boards_and_deterministic() {
+        let mut a = Mcmc::new(Fleet::paper(), 11, small());
+        let mut b = Mcmc::new(Fleet::paper(), 11, small());
+        assert_eq!(a.samples().len(), 200);
+        for (id, hit) in [("D4", true), ("D5", true), ("C4", false), ("A1", false)] {
+            a.observe_shot(&shot(id, hit, None, None));
+            b.observe_shot(&shot(id, hit, None, None));
+        }
+        a.observe_answer(0xFF, true, 0.1);
+        b.observe_answer(0xFF, true, 0.1);
+        assert_eq!(a.samples(), b.samples());
+        for (k, ships) in a.samples().ships.iter().enumerate() {
+            assert!(a.evidence().is_consistent(ships));
+            for (s, &m) in ships.iter().enumerate() {
+                assert!(placement_masks(Fleet::paper().lengths()[s]).contains(&m));
+            }
+            assert_eq!(a.samples().unions[k].count_ones(), 14);
+        }
+        let total: f64 = a.samples().weights.iter().sum();
+        assert!((total - 1.0).abs() < 1e-9);
+        let other = Mcmc::new(Fleet::paper(), 12, small());
+        assert_ne!(
+            other.samples(),
+            Mcmc::new(Fleet::paper(), 11, small()).samples()
+        );
+    }
+
+    #[test]
+    fn colour_hits_and_sinkings_are_respected() {
+        let fleet = Fleet::unlabelled([2, 3, 3, 4]).expect("fleet");
+        let mut belief = Mcmc::new(fleet, 5, small());
+        belief.observe_shot(&shot("B2", true, Some(Color::Purple), None));
+        belief.observe_shot(&shot("B3", true, Some(Color::Purple), Some(Color::Purple)));
+        belief.observe_shot(&shot("E5", true, Some(Color::Red), None));
+        let purple = (0b11u64) << 9;
+        for ships in &belief.samples().ships {
+            assert_eq!(ships[Color::Purple.index()], purple);
+            assert_ne!(ships[Color::Red.index()] & (1 << 36), 0);
+        }
+        assert!(belief.is_consistent());
+    }
+
+    #[test]
+    fn contradictory_shots_leave_an_empty_belief() {
+        let mut belief = Mcmc::new(Fleet::paper(), 3, small());
+        belief.observe_shot(&shot("D4", true, None, None));
+        belief.observe_shot(&shot("D4", false, None, None));
+        assert!(!belief.is_consistent());
+        assert_eq!(belief.hit_probabilities(0), [0.0; 64]);
+        // Later observations keep working.
+        belief.observe_answer(0xFF, true, 0.1);
+        assert!(belief.samples().is_empty());
+    }
+
+    #[test]
+    fn hypothetical_answers_use_the_untempered_likelihood() {
+        let belief = Mcmc::new(Fleet::paper(), 9, small());
+        let region = 0xFF;
+        let p = belief.p_yes(region);
+        let w = belief.reweighted(region, true, 0.1).expect("mass");
+        let p_after: f64 = belief
+            .samples()
+            .unions
+            .iter()
+            .zip(&w)
+            .filter(|&(&u, _)| u & region != 0)
+            .map(|(_, &x)| x)
+            .sum();
+        // Bayes with a 9:1 likelihood ratio.
+        let expected = 0.9 * p / (0.9 * p + 0.1 * (1.0 - p));
+        assert!((p_after - expected).abs() < 1e-9);
     }
 }

@@ -35,7 +35,8 @@ impl Default for SmcConfig {
 }
 
 /// The SMC belief. Particle weights are normalized after every update; the ESS reported is
-/// 1/Σw² of those weights.
+/// 1/Σw² of those weights. A particle a shot contradicts stays in the set with weight 0 until the
+/// next resampling, so the set always holds N particles.
 #[derive(Clone, Debug)]
 pub struct Smc {
     config: SmcConfig,
@@ -100,12 +101,15 @@ impl Smc {
         self.particles.clear();
         self.log_liks.clear();
         let ev = &self.evidence;
+        // Weights relative to the largest possible likelihood stay representable however many
+        // answers there are.
+        let shift = ev.max_log_likelihood();
         let mut fallback = None;
         for _ in 0..n {
             match sample_prior(ev, &self.cands, &mut self.rng) {
                 Some(ships) => {
                     let state = State::new(ships, ev);
-                    self.particles.push(ships, state.log_lik.exp());
+                    self.particles.push(ships, (state.log_lik - shift).exp());
                     self.log_liks.push(state.log_lik);
                 }
                 None => {
@@ -125,8 +129,7 @@ impl Smc {
             // apart, so the set spreads out from the searched board.
             for _ in 0..n {
                 for _ in 0..self.config.rejuvenation_steps.max(1) * 4 {
-                    self.kernel
-                        .step(ev, &self.cands, &mut state, &mut self.rng);
+                    self.kernel.step(ev, &self.cands, &mut state, &mut self.rng);
                 }
                 self.particles.push(state.ships, 1.0);
                 self.log_liks.push(state.log_lik);
@@ -239,5 +242,128 @@ impl Belief for Smc {
             answer,
             epsilon,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::Cell;
+
+    fn shot(id: &str, hit: bool) -> ShotOutcome {
+        ShotOutcome {
+            cell: id.parse::<Cell>().expect("cell"),
+            hit,
+            color: None,
+            sunk: None,
+        }
+    }
+
+    fn small() -> SmcConfig {
+        SmcConfig {
+            particles: 300,
+            ..SmcConfig::default()
+        }
+    }
+
+    #[test]
+    fn initial_particles_are_prior_draws() {
+        let belief = Smc::new(Fleet::paper(), 4, small());
+        assert_eq!(belief.samples().len(), 300);
+        assert!((belief.ess() - 300.0).abs() < 1e-6);
+        // The reference's consecutive-seed particles always have a vertical red ship; exact
+        // prior draws have it horizontal about half the time.
+        let horizontal = belief
+            .samples()
+            .ships
+            .iter()
+            .filter(|s| s[0].trailing_zeros() / 8 == (63 - s[0].leading_zeros()) / 8)
+            .count();
+        assert!((100..200).contains(&horizontal), "{horizontal}");
+    }
+
+    #[test]
+    fn shots_zero_or_resample_and_answers_reweight() {
+        let mut a = Smc::new(Fleet::paper(), 8, small());
+        let mut b = Smc::new(Fleet::paper(), 8, small());
+        for (id, hit) in [("D4", true), ("D5", false), ("E4", true)] {
+            a.observe_shot(&shot(id, hit));
+            b.observe_shot(&shot(id, hit));
+        }
+        a.observe_answer(0xFF, false, 0.1);
+        b.observe_answer(0xFF, false, 0.1);
+        assert_eq!(a.samples(), b.samples());
+        let s = a.samples();
+        let total: f64 = s.weights.iter().sum();
+        assert!((total - 1.0).abs() < 1e-9);
+        for (ships, &w) in s.ships.iter().zip(&s.weights) {
+            if w > 0.0 {
+                assert!(a.evidence().is_consistent(ships));
+            }
+        }
+        assert!(a.ess() >= 150.0, "resampling keeps the ESS above N/2");
+        // The answer's likelihood is carried in the rejuvenation target.
+        for (k, &u) in s.unions.iter().enumerate() {
+            assert!((a.log_liks[k] - a.evidence().log_likelihood(u)).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn a_surprising_shot_regenerates_the_particles() {
+        let config = SmcConfig {
+            particles: 5,
+            ..SmcConfig::default()
+        };
+        // Twelve of B01's fourteen ship cells hit at once: rejection from the prior cannot cover
+        // them, so regeneration starts from a searched board and rejuvenates.
+        let board = crate::paper::paper_board(0).expect("B01");
+        let mut belief = Smc::new(Fleet::paper(), 2, config);
+        for c in board.cells().take(12) {
+            belief.evidence.observe_shot(&ShotOutcome {
+                cell: c,
+                hit: true,
+                color: None,
+                sunk: None,
+            });
+        }
+        belief.cands = belief.evidence.candidates();
+        assert_eq!(
+            sample_prior(&belief.evidence, &belief.cands, &mut belief.rng.clone()),
+            None
+        );
+        belief.regenerate();
+        assert_eq!(belief.samples().len(), 5);
+        for ships in &belief.samples().ships {
+            assert!(belief.evidence().is_consistent(ships));
+        }
+        // A single surprising hit is handled by rejection from the prior.
+        let mut fresh = Smc::new(Fleet::paper(), 2, config);
+        let uncovered = (0..64)
+            .find(|&i| fresh.samples().unions.iter().all(|u| u >> i & 1 == 0))
+            .expect("five boards leave cells uncovered");
+        fresh.observe_shot(&ShotOutcome {
+            cell: Cell::new(uncovered).expect("cell"),
+            hit: true,
+            color: None,
+            sunk: None,
+        });
+        assert_eq!(fresh.samples().len(), 5);
+        assert!(
+            fresh
+                .samples()
+                .unions
+                .iter()
+                .all(|u| u >> uncovered & 1 == 1)
+        );
+    }
+
+    #[test]
+    fn contradictory_shots_leave_an_empty_belief() {
+        let mut belief = Smc::new(Fleet::paper(), 3, small());
+        belief.observe_shot(&shot("D4", true));
+        belief.observe_shot(&shot("D4", false));
+        assert!(!belief.is_consistent());
+        belief.observe_answer(0xFF, true, 0.1);
+        assert_eq!(belief.hit_probabilities(0), [0.0; 64]);
     }
 }

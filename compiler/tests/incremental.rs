@@ -1,0 +1,117 @@
+//! Edit-sequence tests: after an edit, only the queries the edit affects run again.
+
+use harness_compiler::Workspace;
+use harness_compiler::signatures::SignatureSet;
+
+const PLANNER: &str = "\
+harness demo.planner
+
+layer belief {
+  state { n: Int = 0 }
+  computed double: Int = n * 2
+  computed triple: Int = n * 3
+  computed total: Int = double + triple
+  action bump() { patch n += 1 }
+  decide { when total < 100 => bump() }
+}
+";
+
+const OTHER: &str = "\
+harness demo.other
+
+const LIMIT: Int = 3
+fn twice(x: Int) -> Int = x * 2
+layer l {
+  computed value: Int = twice(LIMIT)
+  decide { }
+}
+";
+
+fn workspace() -> Workspace {
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file("planner.harness", PLANNER);
+    workspace.set_file("other.harness", OTHER);
+    workspace
+}
+
+/// The names of the queries in a log, with how often each ran.
+fn counts(log: &[String]) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in log {
+        let name = entry.split('(').next().unwrap_or(entry).to_owned();
+        *out.entry(name).or_insert(0) += 1;
+    }
+    out
+}
+
+#[test]
+fn editing_one_computed_body_rechecks_only_that_member() {
+    let mut workspace = workspace();
+    assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
+    workspace.database().start_log();
+
+    // A body edit that also changes the length, so every later member moves in the file.
+    workspace.set_file("planner.harness", &PLANNER.replace("n * 3", "n * 3 + 1"));
+    let diagnostics = workspace.diagnostics();
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+
+    let log = workspace.database().take_log();
+    let ran = counts(&log);
+    // The edited file is split again, and only the edited member is parsed and checked.
+    assert_eq!(ran.get("outline"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("parsed"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("chunk_signature"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
+    // The file's signatures and facts are collected again but come out equal, so neither the
+    // environment nor the whole-program checks re-run, and the other file is not looked at.
+    assert_eq!(ran.get("file_signature"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("own_keys"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("file_facts"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("environment"), None, "{log:#?}");
+    assert_eq!(ran.get("global_checks"), None, "{log:#?}");
+    assert_eq!(ran.get("file_diagnostics"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 8, "no other query runs: {log:#?}");
+}
+
+#[test]
+fn editing_a_declared_type_rechecks_the_readers() {
+    let mut workspace = workspace();
+    workspace.diagnostics();
+    workspace.database().start_log();
+
+    workspace.set_file(
+        "planner.harness",
+        &PLANNER.replace("computed double: Int", "computed double: Float"),
+    );
+    let diagnostics = workspace.diagnostics();
+    // `double` now disagrees with its body and with `total`, which reads it.
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert!(codes.contains(&"E0201"), "{codes:?}");
+    assert!(codes.contains(&"E0207"), "{codes:?}");
+
+    let ran = counts(&workspace.database().take_log());
+    // A signature changed: every member of the workspace is checked again.
+    assert!(ran.get("check_chunk").copied().unwrap_or(0) > 1, "{ran:?}");
+}
+
+#[test]
+fn diagnostics_follow_an_edit_and_its_undo() {
+    let mut workspace = workspace();
+    assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
+    workspace.set_file(
+        "planner.harness",
+        &PLANNER.replace("double + triple", "doubel + triple"),
+    );
+    let diagnostics = workspace.file_diagnostics("planner.harness");
+    assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
+    assert_eq!(diagnostics[0].code.as_str(), "W0002");
+    assert_eq!(diagnostics[1].code.as_str(), "E0101");
+    assert_eq!(
+        diagnostics[1].help.as_deref(),
+        Some("did you mean `double`?")
+    );
+    let start = PLANNER.find("double + triple").unwrap_or_default() as u32;
+    assert_eq!(diagnostics[1].span.start, start);
+    workspace.set_file("planner.harness", PLANNER);
+    assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
+}
