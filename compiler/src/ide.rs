@@ -820,8 +820,12 @@ impl<'w> FileView<'w> {
             (Some(scope), Some(name)) => scope.layer(name),
             _ => None,
         };
-        let ir = db::own_key(self.db, self.inputs, self.file, ordinal)
-            .map(|key| &db::check_chunk(self.db, self.inputs, key).ir);
+        let file_key = db::FileKey::new(self.db, self.inputs, self.file);
+        let ir = db::own_keys(self.db, file_key)
+            .get(ordinal)
+            .copied()
+            .flatten()
+            .map(|key| &db::check_chunk(self.db, key).ir);
         let mut types = Vec::new();
         if let Some(ir) = ir {
             collect_chunk_types(ir, &mut types);
@@ -2412,6 +2416,7 @@ fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
         | K::Const(_)
         | K::GameProperty(_)
         | K::FnRef(_)
+        | K::EmptyMap
         | K::None => {}
     }
 }
