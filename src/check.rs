@@ -37,6 +37,8 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
         Format::Human => render::human(&diagnostics, files.len()),
         Format::Json => println!("{}", render::json(&diagnostics)),
     }
+    // The process ends here: freeing every memo table one by one would only delay the exit.
+    std::mem::forget(workspace);
     if problems.is_empty() && !diagnostics.iter().any(|d| d.is_error()) {
         ExitCode::SUCCESS
     } else {
