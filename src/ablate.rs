@@ -48,6 +48,8 @@ pub struct AblateArgs {
     pub set: Vec<(String, String)>,
     /// Also run every single-layer removal.
     pub removals: bool,
+    /// Run only these stacks (by name, e.g. `L1,L1-L2`).
+    pub stacks: Option<Vec<String>>,
     /// Print JSON instead of tables.
     pub json: bool,
     /// Where run folders are created.
@@ -240,7 +242,22 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
                 .map(|(i, spec)| (spec.clone(), i < cumulative))
                 .collect()
         }
-        None => stacks(&program, args.removals),
+        None => {
+            let all = stacks(&program, args.removals);
+            match &args.stacks {
+                None => all,
+                Some(wanted) => {
+                    let names: Vec<&str> = all.iter().map(|(spec, _)| spec.name.as_str()).collect();
+                    if let Some(unknown) = wanted.iter().find(|name| !names.contains(&name.as_str())) {
+                        return Err(format!(
+                            "unknown stack `{unknown}` in --stacks; the stacks are {}",
+                            names.join(", ")
+                        ));
+                    }
+                    all.into_iter().filter(|(spec, _)| wanted.contains(&spec.name)).collect()
+                }
+            }
+        }
     };
     let overrides: Vec<(String, String)> = settings
         .iter()

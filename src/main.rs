@@ -116,6 +116,9 @@ enum Command {
         /// Also run every single-layer removal from the full stack.
         #[arg(long)]
         removals: bool,
+        /// Run only these stacks, e.g. `L1,L1-L2` (default: all).
+        #[arg(long, value_delimiter = ',')]
+        stacks: Option<Vec<String>>,
         /// `human` for tables, `json` for one JSON object.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
@@ -249,6 +252,7 @@ fn main() -> ExitCode {
             seeds,
             set,
             removals,
+            stacks,
             format,
             out,
             resume,
@@ -264,6 +268,7 @@ fn main() -> ExitCode {
             seeds,
             set,
             removals,
+            stacks,
             json: matches!(format, Format::Json),
             out,
             resume,

@@ -276,7 +276,10 @@ impl RunFolder {
         self.write_bytes(relative, text.as_bytes())
     }
 
-    /// Writes `bytes` to `relative` atomically: a temporary sibling, flushed, then renamed.
+    /// Writes `bytes` to `relative` atomically: a temporary sibling, then a rename over the
+    /// target. A killed run therefore never leaves a torn file. The data is not fsynced: that
+    /// would guard against a power cut, not an interruption, and would cost more than the games
+    /// themselves on a fast suite.
     fn write_bytes(&self, relative: &Path, bytes: &[u8]) -> Result<(), FolderError> {
         let path = self.root.join(relative);
         let io_error = |error| FolderError::Io(path.clone(), error);
@@ -288,7 +291,6 @@ impl RunFolder {
         let temporary = PathBuf::from(temporary);
         let mut file = fs::File::create(&temporary).map_err(io_error)?;
         file.write_all(bytes).map_err(io_error)?;
-        file.sync_all().map_err(io_error)?;
         fs::rename(&temporary, &path).map_err(io_error)
     }
 }
