@@ -248,13 +248,17 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
                 None => all,
                 Some(wanted) => {
                     let names: Vec<&str> = all.iter().map(|(spec, _)| spec.name.as_str()).collect();
-                    if let Some(unknown) = wanted.iter().find(|name| !names.contains(&name.as_str())) {
+                    if let Some(unknown) =
+                        wanted.iter().find(|name| !names.contains(&name.as_str()))
+                    {
                         return Err(format!(
                             "unknown stack `{unknown}` in --stacks; the stacks are {}",
                             names.join(", ")
                         ));
                     }
-                    all.into_iter().filter(|(spec, _)| wanted.contains(&spec.name)).collect()
+                    all.into_iter()
+                        .filter(|(spec, _)| wanted.contains(&spec.name))
+                        .collect()
                 }
             }
         }

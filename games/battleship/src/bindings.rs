@@ -70,6 +70,11 @@ pub fn game() -> GameSig {
             "posterior.observe_shot(cell, hit)",
         )
         .method(
+            "fn observe_ship(self: Posterior, cell: Cell, color: String, sunk: Bool) -> Posterior",
+            "The belief updated with the colour of a hit ship and whether the shot sank it (grand protocol).",
+            "posterior.observe_ship(cell, color, sunk)",
+        )
+        .method(
             "fn observe_answer(self: Posterior, q: Question, yes: Bool) -> Posterior",
             "The belief updated with the spotter's answer (reweighted, not resampled, inside previews).",
             "posterior.observe_answer(q, yes)",
@@ -87,6 +92,16 @@ pub fn game() -> GameSig {
             "game.epsilon",
         )
         .query("won: Bool", "True once every ship cell has been hit.", "game.won")
+        .query(
+            "fn ship_lengths() -> List<Int>",
+            "The lengths of the fleet's ships (5, 4, 3, 2 in the paper protocol; per board in grand).",
+            "game.ship_lengths()",
+        )
+        .query(
+            "ships_sunk: Int",
+            "Ships known to be sunk: the grand protocol's tracker announces them; the paper's never does.",
+            "game.ships_sunk",
+        )
         .query(
             "largest_cluster: Int",
             "The size of the largest group of orthogonally connected hits.",
@@ -132,6 +147,10 @@ pub fn game() -> GameSig {
     g.observation(
         "fn shot(cell: Cell, hit: Bool)",
         "The outcome of firing at a cell.",
+    )
+    .observation(
+        "fn ship(cell: Cell, color: String, sunk: Bool)",
+        "Grand protocol only, after a hit: the colour of the ship hit and whether the shot sank it.",
     )
     .observation(
         "fn answer(q: Question, yes: Bool)",

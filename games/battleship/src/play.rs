@@ -25,7 +25,7 @@ use harness_runtime::{
 use crate::belief::{
     Belief, Fleet, Mcmc, McmcCompat, McmcConfig, SampleSet, Smc, SmcConfig, untempered_likelihood,
 };
-use crate::board::Board;
+use crate::board::{Board, Color};
 use crate::cell::{Cell, cells_of};
 use crate::game::{Game, Protocol, ShotOutcome, Spotter};
 use crate::kernels;
@@ -174,6 +174,14 @@ impl Episode {
             "misses" => int(game.misses().count_ones()),
             "ship_cells" => int(game.total_ship_cells()),
             "won" => Value::Bool(game.is_won()),
+            "ship_lengths" => Value::list(
+                game.board()
+                    .ships()
+                    .iter()
+                    .map(|ship| int(ship.len() as i64))
+                    .collect(),
+            ),
+            "ships_sunk" => int(game.sunk().iter().filter(|sunk| **sunk).count() as i64),
             "epsilon" => float(self.epsilon)?,
             "unknown_cells" => cells_list(game.unknown()),
             "hit_cells" => cells_list(game.hits()),
@@ -307,9 +315,26 @@ impl RuntimeGame for Episode {
                     .ok_or("fire expects a Cell")?
                     .0;
                 let outcome = self.game.shoot(cell).map_err(|error| error.to_string())?;
-                Observation {
-                    name: Arc::from("shot"),
-                    args: vec![cell_value(cell), Value::Bool(outcome.hit)],
+                // Grand et al.'s protocol also shows the colour of the ship hit and announces a
+                // sinking; the paper protocol never does, so its games see only `shot`.
+                if let Some(color) = outcome.color {
+                    self.pending.push(Observation {
+                        name: Arc::from("shot"),
+                        args: vec![cell_value(cell), Value::Bool(true)],
+                    });
+                    Observation {
+                        name: Arc::from("ship"),
+                        args: vec![
+                            cell_value(cell),
+                            Value::str(color.name()),
+                            Value::Bool(outcome.sunk.is_some()),
+                        ],
+                    }
+                } else {
+                    Observation {
+                        name: Arc::from("shot"),
+                        args: vec![cell_value(cell), Value::Bool(outcome.hit)],
+                    }
                 }
             }
             "ask" => {
@@ -545,6 +570,24 @@ impl PosteriorValue {
         next
     }
 
+    /// Conditions on the colour of a hit ship (and on its sinking), as Grand et al.'s protocol
+    /// reveals them. Previews never produce this observation, so it always runs the backend.
+    fn observe_ship(&self, cell: Cell, color: Color, sunk: bool) -> PosteriorValue {
+        let mut next = self.clone();
+        next.revealed |= cell.bit();
+        next.observations += 1;
+        let mut belief = (*self.belief).clone();
+        belief.as_belief_mut().observe_shot(&ShotOutcome {
+            cell,
+            hit: true,
+            color: Some(color),
+            sunk: sunk.then_some(color),
+        });
+        next.belief = Arc::new(belief);
+        next.weights = None;
+        next
+    }
+
     fn observe_answer(&self, region: u64, yes: bool, hypothetical: bool) -> PosteriorValue {
         let mut next = self.clone();
         next.observations += 1;
@@ -680,6 +723,21 @@ pub fn natives() -> Natives {
             hit,
             ctx.in_preview(),
         ))))
+    });
+    natives.register("Posterior.observe_ship", |_, args| {
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        let cell = arg::<CellValue>(args, 1, "Cell")?.0;
+        let color = match args.get(2) {
+            Some(Value::Str(name)) => Color::ALL
+                .into_iter()
+                .find(|color| color.name() == &**name)
+                .ok_or_else(|| NativeError::msg(format!("`{name}` is not a ship colour")))?,
+            _ => return Err(NativeError::msg("expected the ship's colour as argument 3")),
+        };
+        let sunk = bool_arg(args, 3)?;
+        Ok(Value::Opaque(Arc::new(
+            posterior.observe_ship(cell, color, sunk),
+        )))
     });
     natives.register(
         "Posterior.observe_answer",
