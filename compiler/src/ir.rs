@@ -31,9 +31,10 @@
 //!
 //! # Semantics the interpreter implements
 //!
-//! - **Computed values are never stale.** A read of [`ExprKind::Computed`] returns the value of
-//!   its body in the current working snapshot, including patches already applied by the running
-//!   step. Memoise with dependency tracking; do not recompute on every read.
+//! - **Computed values are never stale.** A read of a computed value ([`ExprKind::Member`] of a
+//!   [`MemberRef::Computed`]) returns the value of its body in the current working snapshot,
+//!   including patches already applied by the running step. Memoise with dependency tracking; do
+//!   not recompute on every read.
 //! - **Actions are atomic.** Running an action: bind the arguments; evaluate `available` (false:
 //!   the action is not available, which is an error if it was chosen); evaluate every `requires`
 //!   in order (the first false one fails the step with its [`ErrorId`]); then run the body. Patches
