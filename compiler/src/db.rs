@@ -191,6 +191,15 @@ pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
         &parsed.items,
         &parsed.members,
     );
+    // A checker diagnostic that overlaps a syntax error is usually its consequence (an argument
+    // the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
+    let overlaps = |d: &Diagnostic| {
+        parsed
+            .errors
+            .iter()
+            .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
+    };
+    out.diagnostics.retain(|d| !overlaps(d));
     // The chunk's syntax errors come first, so the file's diagnostics need one query per chunk.
     out.diagnostics.splice(0..0, parsed.errors.iter().cloned());
     out
