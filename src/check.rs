@@ -5,17 +5,9 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
-use harness_compiler::signatures::SignatureSet;
 
 use crate::Format;
 use crate::render;
-
-/// Every signature the command line knows: the standard library and the games.
-pub fn all_signatures() -> SignatureSet {
-    let mut set = harness_stdlib::registry::signatures();
-    set.extend(harness_battleship::bindings::signatures());
-    set
-}
 
 /// Loads the files, checks them and prints the diagnostics.
 pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
@@ -26,7 +18,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     }
     files.sort();
     files.dedup();
-    let mut workspace = Workspace::new(all_signatures());
+    let mut workspace = Workspace::new(crate::games::signatures());
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
@@ -75,6 +67,17 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
         files.push(path.to_path_buf());
     } else {
         problems.push(format!("no such file or directory: {}", path.display()));
+    }
+}
+
+/// Every `.harness` file under `path` (or `path` itself), or the first problem found.
+pub fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let mut problems = Vec::new();
+    collect(path, files, &mut problems);
+    match problems.into_iter().next() {
+        Some(problem) => Err(problem),
+        None if files.is_empty() => Err(format!("no .harness file under {}", path.display())),
+        None => Ok(()),
     }
 }
 

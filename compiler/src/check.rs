@@ -1509,24 +1509,24 @@ impl Checker<'_> {
             return None;
         };
         let (id, ty, range) = (*id, ty.clone(), range.clone());
-        if Some(layer_id) == self.layer || !self.sees(layer_id) {
+        // A layer may revise its own tunables and those of the layers it needs: both are
+        // parameters it is allowed to read, and the declared range still bounds every change
+        // (docs/decisions/0006-revise-own-tunables.md).
+        if Some(layer_id) != self.layer && !self.sees(layer_id) {
             let own = self
                 .current_layer()
                 .map(|l| l.name.clone())
                 .unwrap_or_default();
-            let message = if Some(layer_id) == self.layer {
-                format!("layer `{own}` revises its own tunable `{}`", name.name)
-            } else {
-                format!(
-                    "layer `{own}` does not need layer `{}`, so it cannot revise it",
-                    info.name
-                )
-            };
             self.error(
                 Code::ReviseNotNeeded,
                 target.span,
-                message,
-                Some("a layer revises only tunables of the layers it needs".into()),
+                format!(
+                    "layer `{own}` does not need layer `{}`, so it cannot revise it",
+                    info.name
+                ),
+                Some(
+                    "a layer revises only its own tunables and those of the layers it needs".into(),
+                ),
             );
             return None;
         }

@@ -303,9 +303,9 @@ codes! {
         fix: "Declare the parameter `tunable name: Type = default in lo..=hi` in the lower layer.";
 
     ReviseNotNeeded = "E0505", Error, "revision of a layer that is not needed",
-        explanation: "A layer revises only tunables of layers it needs (transitively); never its own and never a higher or unrelated layer.",
-        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n  revise when true { revise a.t = 2 }\n}",
-        fix: "Revise from a layer that needs the tunable's layer.";
+        explanation: "A layer revises only its own tunables and those of the layers it needs (transitively); never those of a higher or unrelated layer.",
+        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n}\nlayer b {\n  revise when true { revise a.t = 2 }\n}",
+        fix: "Revise from the tunable's own layer or from a layer that needs it (`layer b needs a`).";
 
     ReviseOutOfRange = "E0506", Error, "revision out of range",
         explanation: "A literal revision sets a tunable outside the range its layer declared.",

@@ -1,5 +1,8 @@
 //! The harness standard library: builtin registry, statistics, information measures and LLM effects.
 
+/// The prelude: builtins every harness sees without a `use`, with their native implementations.
+pub mod prelude;
+
 /// Language-model effects: providers, typed replies, bounded calls, accounting, record and replay.
 pub mod llm;
 

@@ -18,7 +18,11 @@ use harness_compiler::{Diagnostic, Severity, Workspace};
 /// The signatures the command line uses: the standard library and the games.
 pub fn signatures() -> SignatureSet {
     let mut set = harness_stdlib::registry::signatures();
+    harness_stdlib::prelude::add_missing(&mut set);
     set.extend(harness_battleship::bindings::signatures());
+    set.game(harness_runtime::GameKind::bindings(
+        &harness_search::LineSearch,
+    ));
     set
 }
 
@@ -106,3 +110,6 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
     }
     out
 }
+
+/// The search example and its broken variants, shared by the runtime tests and benchmark.
+pub mod search_example;

@@ -2,7 +2,8 @@
 //!
 //! These signatures are all a harness can see of the game; ground truth (where the ships are) is
 //! not among them. The runtime attaches implementations by name: queries by their name after
-//! `game.`, methods by their registry name (`Posterior.observe_shot`).
+//! `game.` (see [`crate::play`]), methods by their registry name (`Posterior.observe_shot`). A
+//! test checks that every signature here has an implementation there and the other way round.
 
 use harness_compiler::signatures::{GameSig, SignatureSet};
 
@@ -15,130 +16,110 @@ pub fn game() -> GameSig {
     g.opaque("Cell", "A cell of the board, such as B4.")
         .opaque(
             "Question",
-            "A yes/no question the spotter can answer, such as \"is there a ship in row B?\".",
+            "A yes/no question the spotter can answer: \"is there a ship cell in this region?\".",
         )
         .opaque(
             "Posterior",
-            "A belief over ship placements consistent with what has been observed.",
+            "A belief over ship placements given every shot and answer observed.",
         )
         .opaque(
-            "Grid<T>",
-            "One value per cell of the board; index it with a cell: `grid[cell]`.",
+            "Grid",
+            "A probability per cell of the board; index it with a cell: `grid[cell]`.",
         );
 
-    g.method(
-        "fn row(self: Cell) -> Int",
-        "The cell's row, from 0.",
-        "cell.row()",
-    )
-    .method(
-        "fn col(self: Cell) -> Int",
-        "The cell's column, from 0.",
-        "cell.col()",
-    )
-    .method(
-        "fn neighbors(self: Cell) -> List<Cell>",
-        "The up to four orthogonally adjacent cells.",
-        "cell.neighbors()",
-    )
-    .method(
-        "fn index<T>(self: Grid<T>, cell: Cell) -> T",
-        "The value at a cell; written `grid[cell]`.",
-        "hit_prob[cell]",
-    )
-    .method(
-        "fn cells<T>(self: Grid<T>) -> List<Cell>",
-        "Every cell of the board, row by row.",
-        "hit_prob.cells()",
-    )
-    .method(
-        "fn max(self: Grid<Float>) -> Float",
-        "The largest value of the grid.",
-        "hit_prob.max()",
-    )
-    .method(
-        "fn text(self: Question) -> String",
-        "The question as the spotter reads it.",
-        "q.text()",
-    )
-    .method(
-        "fn Posterior.prior(particles: Int) -> Posterior",
-        "The belief before any observation, with the given number of particles.",
-        "Posterior.prior(500)",
-    )
-    .method(
-        "fn hit_probabilities(self: Posterior) -> Grid<Float>",
-        "For each cell, the probability that it holds a ship.",
-        "posterior.hit_probabilities()",
-    )
-    .method(
-        "fn p_yes(self: Posterior, q: Question) -> Float",
-        "The probability that the spotter answers yes.",
-        "posterior.p_yes(q)",
-    )
-    .method(
-        "fn observe_shot(self: Posterior, cell: Cell, hit: Bool) -> Posterior",
-        "The belief updated with a shot's outcome.",
-        "posterior.observe_shot(cell, hit)",
-    )
-    .method(
-        "fn observe_answer(self: Posterior, q: Question, yes: Bool) -> Posterior",
-        "The belief updated with the spotter's answer.",
-        "posterior.observe_answer(q, yes)",
-    )
-    .method(
-        "fn best_after(self: Posterior, q: Question) -> Float",
-        "The expected best hit probability after the question is answered.",
-        "posterior.best_after(q)",
-    )
-    .method(
-        "fn entropy(self: Posterior) -> Float",
-        "The entropy of the belief, in bits.",
-        "posterior.entropy()",
-    );
+    g.method("fn index(self: Cell) -> Int", "The cell's index, row * 8 + column.", "cell.index()")
+        .method("fn row(self: Cell) -> Int", "The cell's row, from 0 (row A).", "cell.row()")
+        .method("fn col(self: Cell) -> Int", "The cell's column, from 0 (column 1).", "cell.col()")
+        .method("fn id(self: Question) -> String", "The question's id, such as `row:A`.", "q.id()")
+        .method(
+            "fn family(self: Question) -> String",
+            "The question's family: row, column, quadrant, row-band-2, column-band-2 or block-2x2.",
+            "q.family() == \"row\"",
+        )
+        .method(
+            "fn is_coarse(self: Question) -> Bool",
+            "True for rows, columns and quadrants (the coarse families).",
+            "q.is_coarse()",
+        )
+        .method("fn is_block(self: Question) -> Bool", "True for 2×2 blocks.", "q.is_block()")
+        .method("fn size(self: Question) -> Int", "The number of cells the question covers.", "q.size()")
+        .method("fn index(self: Grid, cell: Cell) -> Float", "The value at a cell; written `grid[cell]`.", "hit_prob[cell]")
+        .method(
+            "fn hit_probabilities(self: Posterior) -> Grid",
+            "For each unrevealed cell, the probability that it holds a ship (0 on revealed cells).",
+            "posterior.hit_probabilities()",
+        )
+        .method(
+            "fn p_yes(self: Posterior, q: Question) -> Float",
+            "The probability that the true answer to the question is yes.",
+            "posterior.p_yes(q)",
+        )
+        .method(
+            "fn ess(self: Posterior) -> Float",
+            "The effective sample size of the belief's weighted samples.",
+            "posterior.ess()",
+        )
+        .method(
+            "fn region_mass(self: Posterior, q: Question) -> Float",
+            "The expected share of ship cells among the question's unrevealed cells, in [0, 1].",
+            "posterior.region_mass(q)",
+        )
+        .method(
+            "fn observe_shot(self: Posterior, cell: Cell, hit: Bool) -> Posterior",
+            "The belief updated with a shot's outcome (reweighted, not resampled, inside previews).",
+            "posterior.observe_shot(cell, hit)",
+        )
+        .method(
+            "fn observe_answer(self: Posterior, q: Question, yes: Bool) -> Posterior",
+            "The belief updated with the spotter's answer (reweighted, not resampled, inside previews).",
+            "posterior.observe_answer(q, yes)",
+        );
 
-    g.query(
-        "shots_left: Int",
-        "Shots remaining in the episode.",
-        "game.shots_left > 0",
-    )
-    .query(
-        "questions_left: Int",
-        "Questions remaining in the episode.",
-        "game.questions_left > 0",
-    )
-    .query(
-        "hits: Int",
-        "Shots so far that hit a ship.",
-        "game.hits == 0",
-    )
-    .query("misses: Int", "Shots so far that missed.", "game.misses")
-    .query("turn: Int", "The current turn, from 0.", "game.turn > 18")
-    .query(
-        "board_size: Int",
-        "The number of rows (and columns) of the board.",
-        "game.board_size",
-    )
-    .query(
-        "fn unknown_cells() -> List<Cell>",
-        "The cells not fired at yet.",
-        "game.unknown_cells()",
-    )
-    .query(
-        "fn is_unknown(cell: Cell) -> Bool",
-        "True when the cell has not been fired at.",
-        "game.is_unknown(cell)",
-    )
-    .query(
-        "fn questions() -> List<Question>",
-        "The questions the spotter can still be asked.",
-        "game.questions()",
-    )
-    .query(
-        "fn frontier() -> List<Cell>",
-        "Unknown cells next to a hit that is not yet part of a sunk ship.",
-        "game.frontier()",
-    );
+    g.query("shots_left: Int", "Shots remaining (40 at the start).", "game.shots_left > 0")
+        .query("questions_left: Int", "Questions remaining (15 at the start).", "game.questions_left > 0")
+        .query("turn: Int", "Shots and questions so far.", "game.turn >= 18")
+        .query("hits: Int", "Shots so far that hit a ship.", "game.hits == 0")
+        .query("misses: Int", "Shots so far that missed.", "game.misses")
+        .query("ship_cells: Int", "Ship cells on the board (14 in the paper protocol).", "game.ship_cells")
+        .query(
+            "epsilon: Float",
+            "The probability that the spotter flips an answer, as the agent models it.",
+            "game.epsilon",
+        )
+        .query("won: Bool", "True once every ship cell has been hit.", "game.won")
+        .query(
+            "largest_cluster: Int",
+            "The size of the largest group of orthogonally connected hits.",
+            "game.largest_cluster >= 2",
+        )
+        .query("fn unknown_cells() -> List<Cell>", "The cells not fired at yet, in index order.", "game.unknown_cells()")
+        .query("fn hit_cells() -> List<Cell>", "The cells that were hits, in index order.", "game.hit_cells()")
+        .query("fn is_unknown(cell: Cell) -> Bool", "True when the cell has not been fired at.", "game.is_unknown(cell)")
+        .query(
+            "fn questions() -> List<Question>",
+            "The 83 template questions, in the reference's catalogue order.",
+            "game.questions()",
+        )
+        .query(
+            "fn frontier() -> List<Cell>",
+            "Unknown cells next to a hit, in index order (neighbours of sunk ships included).",
+            "game.frontier()",
+        )
+        .query(
+            "fn open_frontier() -> List<Cell>",
+            "Unknown cells next to a hit of a ship not known to be sunk.",
+            "game.open_frontier()",
+        )
+        .query(
+            "fn cluster_relevance(q: Question) -> Float",
+            "How well the question's rows or columns line up with a hit cluster, in [0, 1].",
+            "game.cluster_relevance(q)",
+        )
+        .query(
+            "fn prior(particles: Int, backend: String) -> Posterior",
+            "A fresh belief with this many samples: backend `mcmc` (correct), `smc` or `mcmc-compat` (the reference's sampler).",
+            "game.prior(500, \"mcmc\")",
+        );
 
     g.effect(
         "fn fire(cell: Cell)",
@@ -154,7 +135,7 @@ pub fn game() -> GameSig {
     )
     .observation(
         "fn answer(q: Question, yes: Bool)",
-        "The spotter's (possibly noisy) answer to a question.",
+        "The spotter's (possibly flipped) answer to a question.",
     );
     g
 }
@@ -168,9 +149,28 @@ pub fn signatures() -> SignatureSet {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
+    use harness_runtime::GameKind;
+
+    use crate::game::Protocol;
+    use crate::play::Battleship;
+
     #[test]
     fn every_binding_parses() {
         let game = super::game();
         assert!(game.problems.is_empty(), "{:?}", game.problems);
+    }
+
+    #[test]
+    fn every_method_has_a_native_and_every_native_a_signature() {
+        let declared: BTreeSet<String> = super::game()
+            .builtins
+            .iter()
+            .map(|builtin| builtin.name.clone())
+            .collect();
+        let natives = Battleship::new(Protocol::Paper).natives();
+        let implemented: BTreeSet<String> = natives.names().map(str::to_owned).collect();
+        assert_eq!(declared, implemented);
     }
 }

@@ -24,6 +24,7 @@ pub mod game;
 pub mod grand;
 pub mod kernels;
 pub mod paper;
+pub mod play;
 pub mod prng;
 pub mod questions;
 pub mod reference;

@@ -1,0 +1,698 @@
+//! Battleship for the harness runtime: the game kind, one episode's view, and native methods.
+//!
+//! The runtime sees the game only through this module: queries of the agent-visible view
+//! (`game.shots_left`, `game.unknown_cells()`...), the effects `fire(cell)` and `ask(q)`, the
+//! observations `shot(cell, hit)` and `answer(q, yes)`, and the opaque types `Cell`, `Question`,
+//! `Posterior` and `Grid<Float>` with their methods. Ground truth (the board) never leaves the
+//! episode.
+//!
+//! Seeds: an episode of instance `B07` with seed `k` is the reference's replicate `k` of that
+//! board. In the `paper` protocol the game seed is the reference's hash of board id and `k`,
+//! which seeds the spotter and the `mcmc-compat` sampler exactly as the reference does, so
+//! published games replay move for move. In the `grand` protocol the replicate seeds are 42,
+//! 111 and 1337.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use harness_compiler::signatures::GameSig;
+use harness_runtime::{
+    Effect, Game as RuntimeGame, GameKind, NativeCtx, NativeError, Natives, Observation, Opaque,
+    RngStreams, Value,
+};
+
+use crate::belief::{
+    Belief, Fleet, Mcmc, McmcCompat, McmcConfig, SampleSet, Smc, SmcConfig, untempered_likelihood,
+};
+use crate::board::Board;
+use crate::cell::{Cell, cells_of};
+use crate::game::{Game, Protocol, ShotOutcome, Spotter};
+use crate::kernels;
+use crate::questions::{Family, Group, Question, catalogue};
+use crate::{grand, paper};
+
+/// The replicate seeds of the grand protocol, by seed index.
+pub const GRAND_SEEDS: [i64; 3] = [42, 111, 1337];
+
+/// The flip probability a belief assumes in the grand protocol, whose spotter is truthful.
+pub const GRAND_MODEL_EPSILON: f64 = 0.1;
+
+/// Battleship under one protocol: the factory of episodes.
+#[derive(Clone, Copy, Debug)]
+pub struct Battleship {
+    protocol: Protocol,
+}
+
+impl Battleship {
+    /// The game under `protocol`.
+    pub fn new(protocol: Protocol) -> Self {
+        Self { protocol }
+    }
+
+    fn board(&self, instance: &str) -> Result<Board, String> {
+        let unknown = || {
+            format!(
+                "unknown board `{instance}`: the boards are B01 to B18 (e.g. `--boards B01,B07`)"
+            )
+        };
+        match self.protocol {
+            Protocol::Paper => {
+                let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
+                paper::paper_board(index).ok_or_else(unknown)
+            }
+            Protocol::Grand => {
+                let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
+                grand::grand_board(index)
+                    .ok_or_else(unknown)?
+                    .map_err(|error| format!("board `{instance}` does not parse: {error}"))
+            }
+        }
+    }
+}
+
+impl GameKind for Battleship {
+    fn name(&self) -> &str {
+        "battleship"
+    }
+
+    fn instances(&self) -> Vec<String> {
+        (1..=18).map(|index| format!("B{index:02}")).collect()
+    }
+
+    fn bindings(&self) -> GameSig {
+        crate::bindings::game()
+    }
+
+    fn natives(&self) -> Natives {
+        natives()
+    }
+
+    fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn RuntimeGame>, String> {
+        let board = self.board(instance)?;
+        let seed_index = streams.seed();
+        let (game_seed, spotter, epsilon) = match self.protocol {
+            Protocol::Paper => {
+                let seed = paper::game_seed(instance, seed_index as usize);
+                (seed, Spotter::paper(seed), crate::game::PAPER_EPSILON)
+            }
+            Protocol::Grand => {
+                let seed = GRAND_SEEDS
+                    .get(seed_index as usize)
+                    .copied()
+                    .ok_or_else(|| {
+                        format!("the grand protocol has seeds 0, 1 and 2, not {seed_index}")
+                    })?;
+                (seed, Spotter::truthful(), GRAND_MODEL_EPSILON)
+            }
+        };
+        Ok(Box::new(Episode {
+            game: Game::new(board, self.protocol, spotter),
+            game_seed,
+            epsilon,
+            pending: Vec::new(),
+            version: 0,
+        }))
+    }
+}
+
+/// One running game as the runtime sees it.
+struct Episode {
+    game: Game,
+    game_seed: i64,
+    epsilon: f64,
+    pending: Vec<Observation>,
+    version: u64,
+}
+
+fn cell_value(cell: Cell) -> Value {
+    Value::Opaque(Arc::new(CellValue(cell)))
+}
+
+fn question_value(question: &Question) -> Value {
+    Value::Opaque(Arc::new(QuestionValue(Arc::new(question.clone()))))
+}
+
+fn float(x: f64) -> Result<Value, NativeError> {
+    Value::float(x).ok_or_else(|| NativeError::msg(format!("a battleship kernel produced {x}")))
+}
+
+fn int(x: impl Into<i64>) -> Value {
+    Value::Int(x.into())
+}
+
+fn cells_list(mask: u64) -> Value {
+    Value::list(cells_of(mask).map(cell_value).collect())
+}
+
+fn arg<'a, T: Opaque>(args: &'a [Value], index: usize, what: &str) -> Result<&'a T, NativeError> {
+    args.get(index)
+        .and_then(Value::as_opaque::<T>)
+        .ok_or_else(|| NativeError::msg(format!("expected a {what} as argument {}", index + 1)))
+}
+
+fn int_arg(args: &[Value], index: usize) -> Result<i64, NativeError> {
+    args.get(index)
+        .and_then(Value::as_int)
+        .ok_or_else(|| NativeError::msg(format!("expected an Int as argument {}", index + 1)))
+}
+
+fn bool_arg(args: &[Value], index: usize) -> Result<bool, NativeError> {
+    args.get(index)
+        .and_then(Value::as_bool)
+        .ok_or_else(|| NativeError::msg(format!("expected a Bool as argument {}", index + 1)))
+}
+
+impl Episode {
+    fn query_value(&self, name: &str, args: &[Value]) -> Result<Value, NativeError> {
+        let game = &self.game;
+        Ok(match name {
+            "shots_left" => int(game.shots_remaining()),
+            "questions_left" => int(game.questions_remaining()),
+            "turn" => int(game.turn()),
+            "hits" => int(game.hit_count()),
+            "misses" => int(game.misses().count_ones()),
+            "ship_cells" => int(game.total_ship_cells()),
+            "won" => Value::Bool(game.is_won()),
+            "epsilon" => float(self.epsilon)?,
+            "unknown_cells" => cells_list(game.unknown()),
+            "hit_cells" => cells_list(game.hits()),
+            "is_unknown" => {
+                let cell = arg::<CellValue>(args, 0, "Cell")?;
+                Value::Bool(game.unknown() & cell.0.bit() != 0)
+            }
+            "questions" => Value::list(catalogue().iter().map(question_value).collect()),
+            "frontier" => cells_list(kernels::frontier(game.hits(), game.misses())),
+            "open_frontier" => cells_list(kernels::frontier(self.unsunk_hits(), game.misses())),
+            "largest_cluster" => int(kernels::hit_clusters(game.hits())
+                .iter()
+                .map(|c| c.count_ones())
+                .max()
+                .unwrap_or(0)),
+            "cluster_relevance" => {
+                let question = arg::<QuestionValue>(args, 0, "Question")?;
+                float(kernels::cluster_relevance(
+                    question.0.region,
+                    &kernels::hit_clusters(game.hits()),
+                ))?
+            }
+            "prior" => {
+                let particles = int_arg(args, 0)?;
+                let particles = usize::try_from(particles)
+                    .ok()
+                    .filter(|&n| (1..=100_000).contains(&n))
+                    .ok_or_else(|| {
+                        NativeError::msg(format!(
+                            "particles must be in 1..=100000, not {particles}"
+                        ))
+                    })?;
+                let backend = match args.get(1) {
+                    Some(Value::Str(name)) => name.to_string(),
+                    _ => {
+                        return Err(NativeError::msg(
+                            "expected the backend's name as argument 2",
+                        ));
+                    }
+                };
+                Value::Opaque(Arc::new(PosteriorValue::new(
+                    self.belief(&backend, particles)?,
+                    self.epsilon,
+                )))
+            }
+            _ => {
+                return Err(NativeError::msg(format!(
+                    "battleship has no query `{name}`"
+                )));
+            }
+        })
+    }
+
+    /// A fresh belief of the named backend, seeded from the game seed.
+    fn belief(&self, backend: &str, particles: usize) -> Result<BeliefImpl, NativeError> {
+        let fleet = match self.game.protocol() {
+            Protocol::Paper => Fleet::paper(),
+            Protocol::Grand => Fleet::from_tracker(&self.game.tracker())
+                .map_err(|error| NativeError::msg(format!("cannot read the fleet: {error}")))?,
+        };
+        Ok(match backend {
+            "mcmc" => BeliefImpl::Mcmc(Mcmc::new(
+                fleet,
+                self.game_seed,
+                McmcConfig {
+                    samples: particles,
+                    ..McmcConfig::default()
+                },
+            )),
+            "smc" => BeliefImpl::Smc(Smc::new(
+                fleet,
+                self.game_seed,
+                SmcConfig {
+                    particles,
+                    ..SmcConfig::default()
+                },
+            )),
+            "mcmc-compat" if self.game.protocol() == Protocol::Paper => {
+                BeliefImpl::McmcCompat(McmcCompat::new(self.game_seed, particles).map_err(
+                    |error| NativeError::msg(format!("cannot start the sampler: {error}")),
+                )?)
+            }
+            "mcmc-compat" => {
+                return Err(NativeError::msg(
+                    "the mcmc-compat belief knows only the paper fleet; use mcmc or smc with --protocol grand",
+                ));
+            }
+            other => {
+                return Err(NativeError::msg(format!(
+                    "unknown belief backend `{other}`: choose mcmc, smc or mcmc-compat"
+                )));
+            }
+        })
+    }
+
+    /// Hit cells of ships not known to be sunk: all hits in the paper protocol, which never
+    /// reveals sinking.
+    fn unsunk_hits(&self) -> u64 {
+        let sunk = self.game.sunk();
+        let mut mask = self.game.hits();
+        if self.game.protocol() == Protocol::Grand {
+            for (ship, sunk) in self.game.board().ships().iter().zip(sunk) {
+                if sunk {
+                    mask &= !ship.mask();
+                }
+            }
+        }
+        mask
+    }
+}
+
+impl RuntimeGame for Episode {
+    fn query(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        self.query_value(name, args).map_err(|error| match error {
+            NativeError::Failed(_, message) => message,
+            NativeError::Runtime(error) => error.message,
+        })
+    }
+
+    fn view_version(&self) -> u64 {
+        self.version
+    }
+
+    fn apply(&mut self, effect: &Effect) -> Result<(), String> {
+        let observation = match &*effect.name {
+            "fire" => {
+                let cell = effect
+                    .args
+                    .first()
+                    .and_then(Value::as_opaque::<CellValue>)
+                    .ok_or("fire expects a Cell")?
+                    .0;
+                let outcome = self.game.shoot(cell).map_err(|error| error.to_string())?;
+                Observation {
+                    name: Arc::from("shot"),
+                    args: vec![cell_value(cell), Value::Bool(outcome.hit)],
+                }
+            }
+            "ask" => {
+                let question = effect
+                    .args
+                    .first()
+                    .and_then(Value::as_opaque::<QuestionValue>)
+                    .ok_or("ask expects a Question")?
+                    .0
+                    .clone();
+                let answer = self
+                    .game
+                    .ask(&question)
+                    .map_err(|error| error.to_string())?;
+                Observation {
+                    name: Arc::from("answer"),
+                    args: vec![question_value(&question), Value::Bool(answer)],
+                }
+            }
+            other => {
+                return Err(format!(
+                    "battleship accepts `fire` and `ask`, not `{other}`"
+                ));
+            }
+        };
+        self.version += 1;
+        self.pending.push(observation);
+        Ok(())
+    }
+
+    fn take_observations(&mut self) -> Vec<Observation> {
+        std::mem::take(&mut self.pending)
+    }
+
+    fn is_over(&self) -> bool {
+        self.game.is_over()
+    }
+
+    fn metrics(&self) -> BTreeMap<String, Value> {
+        let metrics = self.game.metrics();
+        let mut out = BTreeMap::new();
+        let mut put_float = |name: &str, x: f64| {
+            if let Some(value) = Value::float(x) {
+                out.insert(name.to_string(), value);
+            }
+        };
+        put_float("f1", metrics.f1);
+        put_float("precision", metrics.precision);
+        put_float("recall", metrics.recall);
+        out.insert("won".into(), Value::Bool(self.game.is_won()));
+        out.insert("shots".into(), int(self.game.shots_fired()));
+        out.insert("questions".into(), int(self.game.questions_asked()));
+        out.insert("hits".into(), int(self.game.hit_count()));
+        out.insert("ship_cells".into(), int(self.game.total_ship_cells()));
+        out
+    }
+}
+
+/// A cell of the board, shown as its id (`D5`).
+#[derive(Debug)]
+pub struct CellValue(pub Cell);
+
+impl Opaque for CellValue {
+    fn type_name(&self) -> &str {
+        "Cell"
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::String(self.0.to_string())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A question (a region of the board), shown as its id (`row:A`).
+#[derive(Debug)]
+pub struct QuestionValue(pub Arc<Question>);
+
+impl Opaque for QuestionValue {
+    fn type_name(&self) -> &str {
+        "Question"
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::String(self.0.id.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A belief backend behind a posterior value.
+#[derive(Clone, Debug)]
+enum BeliefImpl {
+    McmcCompat(McmcCompat),
+    Mcmc(Mcmc),
+    Smc(Smc),
+}
+
+impl BeliefImpl {
+    fn as_belief(&self) -> &dyn Belief {
+        match self {
+            BeliefImpl::McmcCompat(belief) => belief,
+            BeliefImpl::Mcmc(belief) => belief,
+            BeliefImpl::Smc(belief) => belief,
+        }
+    }
+
+    fn as_belief_mut(&mut self) -> &mut dyn Belief {
+        match self {
+            BeliefImpl::McmcCompat(belief) => belief,
+            BeliefImpl::Mcmc(belief) => belief,
+            BeliefImpl::Smc(belief) => belief,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            BeliefImpl::McmcCompat(_) => "mcmc-compat",
+            BeliefImpl::Mcmc(_) => "mcmc",
+            BeliefImpl::Smc(_) => "smc",
+        }
+    }
+
+    /// The likelihood of an answer that agrees (or not) with a sample, as this backend
+    /// conditions on answers: the reference's tempered 0.82/0.18 for `mcmc-compat`, the true
+    /// flip model for the others.
+    fn answer_likelihood(&self, matches: bool, epsilon: f64) -> f64 {
+        match self {
+            BeliefImpl::McmcCompat(_) => kernels::answer_likelihood(matches, epsilon),
+            BeliefImpl::Mcmc(_) | BeliefImpl::Smc(_) => untempered_likelihood(matches, epsilon),
+        }
+    }
+}
+
+/// A posterior over boards: the sampler's state after the real observations, and, inside a
+/// `sim.next` preview, importance weights for hypothetical observations.
+///
+/// Previews never run the sampler: they must not draw randomness, and the reference values
+/// questions by reweighting the current samples. So in a preview, `observe_answer` multiplies
+/// each sample's weight by the answer's likelihood and `observe_shot` zeroes the samples that
+/// disagree with the shot; outside a preview both run the backend's full update.
+#[derive(Clone, Debug)]
+pub struct PosteriorValue {
+    belief: Arc<BeliefImpl>,
+    /// Weights replacing the samples' own, after hypothetical observations.
+    weights: Option<Arc<Vec<f64>>>,
+    /// Cells revealed so far (hits and misses), known to the posterior through its shots.
+    revealed: u64,
+    /// The flip probability the belief conditions answers with.
+    epsilon: f64,
+    /// Number of observations folded in, real or hypothetical: part of the value's identity.
+    observations: u32,
+}
+
+impl PosteriorValue {
+    fn new(belief: BeliefImpl, epsilon: f64) -> Self {
+        Self {
+            belief: Arc::new(belief),
+            weights: None,
+            revealed: 0,
+            epsilon,
+            observations: 0,
+        }
+    }
+
+    fn samples(&self) -> &SampleSet {
+        self.belief.as_belief().samples()
+    }
+
+    fn weights(&self) -> &[f64] {
+        match &self.weights {
+            Some(weights) => weights,
+            None => &self.samples().weights,
+        }
+    }
+
+    fn hit_probabilities(&self) -> [f64; 64] {
+        kernels::weighted_hit_probabilities(&self.samples().unions, self.weights(), self.revealed)
+    }
+
+    fn p_yes(&self, region: u64) -> f64 {
+        let samples = self.samples();
+        samples
+            .unions
+            .iter()
+            .zip(self.weights())
+            .filter(|(union, _)| *union & region != 0)
+            .map(|(_, weight)| weight)
+            .sum()
+    }
+
+    /// Multiplies the weights by `factor(union)` and renormalises; all-zero mass stays zero.
+    fn reweighted(&self, factor: impl Fn(u64) -> f64) -> Vec<f64> {
+        let mut weights: Vec<f64> = self
+            .samples()
+            .unions
+            .iter()
+            .zip(self.weights())
+            .map(|(&union, &weight)| weight * factor(union))
+            .collect();
+        let total: f64 = weights.iter().sum();
+        if total > 0.0 {
+            for weight in &mut weights {
+                *weight /= total;
+            }
+        }
+        weights
+    }
+
+    fn observe_shot(&self, cell: Cell, hit: bool, hypothetical: bool) -> PosteriorValue {
+        let mut next = self.clone();
+        next.revealed |= cell.bit();
+        next.observations += 1;
+        if hypothetical {
+            let weights =
+                self.reweighted(|union| f64::from(u8::from((union & cell.bit() != 0) == hit)));
+            next.weights = Some(Arc::new(weights));
+        } else {
+            let mut belief = (*self.belief).clone();
+            belief.as_belief_mut().observe_shot(&ShotOutcome {
+                cell,
+                hit,
+                color: None,
+                sunk: None,
+            });
+            next.belief = Arc::new(belief);
+            next.weights = None;
+        }
+        next
+    }
+
+    fn observe_answer(&self, region: u64, yes: bool, hypothetical: bool) -> PosteriorValue {
+        let mut next = self.clone();
+        next.observations += 1;
+        if hypothetical {
+            let (epsilon, belief) = (self.epsilon, &self.belief);
+            let weights = self.reweighted(|union| {
+                belief.answer_likelihood((union & region != 0) == yes, epsilon)
+            });
+            next.weights = Some(Arc::new(weights));
+        } else {
+            let mut belief = (*self.belief).clone();
+            belief
+                .as_belief_mut()
+                .observe_answer(region, yes, self.epsilon);
+            next.belief = Arc::new(belief);
+            next.weights = None;
+        }
+        next
+    }
+}
+
+impl Opaque for PosteriorValue {
+    fn type_name(&self) -> &str {
+        "Posterior"
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "backend": self.belief.name(),
+            "samples": self.samples().len(),
+            "observations": self.observations,
+            "hypothetical": self.weights.is_some(),
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Hit probabilities by cell: `grid[cell]`.
+#[derive(Debug)]
+pub struct GridValue(pub [f64; 64]);
+
+impl Opaque for GridValue {
+    fn type_name(&self) -> &str {
+        "Grid"
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Array(
+            self.0
+                .iter()
+                .map(|p| serde_json::json!((p * 1e6).round() / 1e6))
+                .collect(),
+        )
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The native methods of the battleship types.
+pub fn natives() -> Natives {
+    let mut natives = Natives::new();
+    natives.register("Cell.index", |_, args| {
+        Ok(int(arg::<CellValue>(args, 0, "Cell")?.0.index() as i64))
+    });
+    natives.register("Cell.row", |_, args| {
+        Ok(int(arg::<CellValue>(args, 0, "Cell")?.0.row() as i64))
+    });
+    natives.register("Cell.col", |_, args| {
+        Ok(int(arg::<CellValue>(args, 0, "Cell")?.0.col() as i64))
+    });
+    natives.register("Question.id", |_, args| {
+        Ok(Value::str(&arg::<QuestionValue>(args, 0, "Question")?.0.id))
+    });
+    natives.register("Question.family", |_, args| {
+        Ok(Value::str(
+            arg::<QuestionValue>(args, 0, "Question")?.0.family.name(),
+        ))
+    });
+    natives.register("Question.is_coarse", |_, args| {
+        Ok(Value::Bool(
+            arg::<QuestionValue>(args, 0, "Question")?.0.family.group() == Group::Coarse,
+        ))
+    });
+    natives.register("Question.is_block", |_, args| {
+        Ok(Value::Bool(
+            arg::<QuestionValue>(args, 0, "Question")?.0.family == Family::Block2x2,
+        ))
+    });
+    natives.register("Question.size", |_, args| {
+        Ok(int(arg::<QuestionValue>(args, 0, "Question")?
+            .0
+            .region
+            .count_ones()))
+    });
+    natives.register("Grid.index", |_, args| {
+        let grid = arg::<GridValue>(args, 0, "Grid")?;
+        let cell = arg::<CellValue>(args, 1, "Cell")?;
+        float(grid.0[cell.0.index()])
+    });
+    natives.register("Posterior.hit_probabilities", |_, args| {
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        Ok(Value::Opaque(Arc::new(GridValue(
+            posterior.hit_probabilities(),
+        ))))
+    });
+    natives.register("Posterior.p_yes", |_, args| {
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        float(posterior.p_yes(arg::<QuestionValue>(args, 1, "Question")?.0.region))
+    });
+    natives.register("Posterior.ess", |_, args| {
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        float(kernels::ess(posterior.weights()))
+    });
+    natives.register("Posterior.region_mass", |_, args| {
+        // The expected number of ship cells among the unrevealed cells of the region, per cell.
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        let question = arg::<QuestionValue>(args, 1, "Question")?;
+        let probs = posterior.hit_probabilities();
+        let masses = kernels::RegionMasses::new(&probs, !posterior.revealed);
+        float(masses.of(&question.0))
+    });
+    natives.register("Posterior.observe_shot", |ctx: &mut dyn NativeCtx, args| {
+        let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+        let cell = arg::<CellValue>(args, 1, "Cell")?.0;
+        let hit = bool_arg(args, 2)?;
+        Ok(Value::Opaque(Arc::new(posterior.observe_shot(
+            cell,
+            hit,
+            ctx.in_preview(),
+        ))))
+    });
+    natives.register(
+        "Posterior.observe_answer",
+        |ctx: &mut dyn NativeCtx, args| {
+            let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
+            let region = arg::<QuestionValue>(args, 1, "Question")?.0.region;
+            let yes = bool_arg(args, 2)?;
+            Ok(Value::Opaque(Arc::new(posterior.observe_answer(
+                region,
+                yes,
+                ctx.in_preview(),
+            ))))
+        },
+    );
+    natives
+}

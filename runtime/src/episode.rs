@@ -1,0 +1,455 @@
+//! The turn loop: observe → reflect → revise → decide → act, until the game ends.
+//!
+//! An [`Agent`] holds the working snapshot of one episode and runs phases against a [`Game`].
+//! [`run_episode`] drives a whole episode and returns an [`EpisodeResult`]: how it ended, the
+//! game's metrics and every event. A runtime error ends the episode but never loses it: the
+//! error is an event and part of the result.
+
+use std::collections::BTreeMap;
+
+use harness_compiler::ir::{ActionId, LayerId, SrcSpan};
+use serde::Serialize;
+
+use crate::error::{ErrorCode, RtResult, RuntimeError};
+use crate::event::{Event, EventKind, Phase};
+use crate::game::Game;
+use crate::interp::{Change, Eval, StepLog};
+use crate::machine::Machine;
+use crate::snapshot::Snapshot;
+use crate::value::Value;
+
+/// The action a `decide` phase chose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The layer whose rule chose it.
+    pub layer: LayerId,
+    /// The rule's index among the layer's rules.
+    pub rule: usize,
+    /// The chosen action.
+    pub action: ActionId,
+    /// Its arguments.
+    pub args: Vec<Value>,
+    /// The rule's span.
+    pub span: SrcSpan,
+}
+
+/// Why an episode ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The game said so.
+    GameOver,
+    /// The turn limit was reached first.
+    TurnLimit,
+    /// A runtime error stopped the episode.
+    Error,
+}
+
+/// The record of one episode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EpisodeResult {
+    /// Actions taken.
+    pub turns: u32,
+    /// How it ended.
+    pub end: EndReason,
+    /// The error that ended it, if one did.
+    pub error: Option<RuntimeError>,
+    /// The game's metrics at the end.
+    pub metrics: BTreeMap<String, Value>,
+    /// Every event, in order.
+    #[serde(skip)]
+    pub events: Vec<Event>,
+}
+
+/// The harness side of one episode: the working snapshot and the events so far.
+pub struct Agent<'m> {
+    m: &'m Machine,
+    snap: Snapshot,
+    turn: u32,
+    seen_view: u64,
+    events: Vec<Event>,
+}
+
+impl<'m> Agent<'m> {
+    /// Starts an episode: evaluates the enabled layers' state initialisers in slot order against
+    /// the game's initial view.
+    pub fn start(m: &'m Machine, game: &dyn Game) -> RtResult<Agent<'m>> {
+        let program = &m.program;
+        let mut snap = Snapshot::new(
+            vec![Value::Unit; program.state.len()],
+            m.tunable_defaults.clone(),
+            program.computed.len(),
+        );
+        let mut ev = Eval::new(m, game, (0, Phase::Start, None));
+        for (i, slot) in program.state.iter().enumerate() {
+            if m.is_enabled(slot.layer) {
+                ev.retag(Phase::Start, Some(slot.layer));
+                let mut frame = Eval::frame(slot.init.frame.locals.len());
+                let value = ev.expr(&snap, &mut frame, &slot.init.expr)?;
+                snap.set_state(i, value, m.state_dep(i));
+            }
+        }
+        let events = ev.events;
+        Ok(Agent {
+            m,
+            snap,
+            turn: 0,
+            seen_view: game.view_version(),
+            events,
+        })
+    }
+
+    /// The working snapshot.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// The current turn (0 before the first).
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+
+    /// Takes the events recorded since the last call.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// The value of a computed value in the working snapshot, by name; `None` when there is no
+    /// such value or its layer is disabled.
+    pub fn computed(&mut self, game: &dyn Game, name: &str) -> Option<RtResult<Value>> {
+        let id = self
+            .m
+            .program
+            .computed
+            .iter()
+            .position(|c| c.name == name)?;
+        let def = &self.m.program.computed[id];
+        if !self.m.is_enabled(def.layer) {
+            return None;
+        }
+        self.sync_view(game);
+        let mut ev = Eval::new(self.m, game, (self.turn, Phase::Reflect, Some(def.layer)));
+        Some(ev.computed(
+            &self.snap,
+            harness_compiler::ir::ComputedId(id as u32),
+            def.span,
+        ))
+    }
+
+    fn emit(&mut self, phase: Phase, layer: Option<LayerId>, span: SrcSpan, kind: EventKind) {
+        let layer = layer.map(|l| self.m.layer_name(l));
+        self.events.push(Event {
+            turn: self.turn,
+            phase,
+            layer,
+            span,
+            kind,
+        });
+    }
+
+    fn record(&mut self, phase: Phase, log: StepLog) -> Vec<crate::game::Effect> {
+        for change in log.changes {
+            match change {
+                Change::Patch {
+                    layer,
+                    field,
+                    old,
+                    new,
+                    span,
+                } => {
+                    self.emit(
+                        phase,
+                        Some(layer),
+                        span,
+                        EventKind::Patch { field, old, new },
+                    );
+                }
+                Change::Revision {
+                    layer,
+                    tunable,
+                    old,
+                    new,
+                    span,
+                } => {
+                    self.emit(
+                        phase,
+                        Some(layer),
+                        span,
+                        EventKind::Revision { tunable, old, new },
+                    );
+                }
+            }
+        }
+        log.effects.into_iter().map(|(e, _)| e).collect()
+    }
+
+    /// Drops memoised values that read the game's view when the view has changed.
+    fn sync_view(&mut self, game: &dyn Game) {
+        let version = game.view_version();
+        if version != self.seen_view {
+            self.snap.invalidate(self.m.game_dep());
+            self.seen_view = version;
+        }
+    }
+
+    /// The observe phase: runs the handlers on each observation the game has sent.
+    pub fn observe(&mut self, game: &mut dyn Game) -> RtResult<()> {
+        let observations = game.take_observations();
+        self.sync_view(game);
+        let mut ev = Eval::new(self.m, game, (self.turn, Phase::Observe, None));
+        for obs in observations {
+            self.events.push(Event {
+                turn: self.turn,
+                phase: Phase::Observe,
+                layer: None,
+                span: SrcSpan::default(),
+                kind: EventKind::Observation {
+                    name: obs.name.to_string(),
+                    args: obs.args.clone(),
+                },
+            });
+            let mut log = StepLog::default();
+            let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
+            self.events.append(&mut ev.events);
+            self.record(Phase::Observe, log);
+            result?;
+        }
+        Ok(())
+    }
+
+    /// The reflect and revise phases: evaluates every enabled layer's revise gates (recorded as
+    /// gate events), then runs, bottom-up, the first revise block per layer whose gate held.
+    pub fn reflect_and_revise(&mut self, game: &dyn Game) -> RtResult<()> {
+        self.sync_view(game);
+        let m = self.m;
+        let mut ev = Eval::new(m, game, (self.turn, Phase::Reflect, None));
+        let mut chosen = Vec::new();
+        for &layer in &m.order {
+            ev.retag(Phase::Reflect, Some(layer));
+            let mut first = None;
+            for (i, block) in m.program.layers[layer.index()].revise.iter().enumerate() {
+                let mut frame = Eval::frame(block.frame.locals.len());
+                let held = ev.expr(&self.snap, &mut frame, &block.cond);
+                self.events.append(&mut ev.events);
+                let held = held?.as_bool().unwrap_or(false);
+                self.emit(
+                    Phase::Reflect,
+                    Some(layer),
+                    block.cond.span,
+                    EventKind::Gate {
+                        gate: format!("revise #{i}"),
+                        value: held,
+                    },
+                );
+                if held && first.is_none() {
+                    first = Some(i);
+                }
+            }
+            if let Some(i) = first {
+                chosen.push((layer, i));
+            }
+        }
+        for (layer, i) in chosen {
+            ev.retag(Phase::Revise, Some(layer));
+            let block = &m.program.layers[layer.index()].revise[i];
+            let mut frame = Eval::frame(block.frame.locals.len());
+            // A revise block is atomic like an action: it runs on a copy that replaces the
+            // working snapshot only when every statement succeeded.
+            let mut work = self.snap.clone();
+            let mut log = StepLog::default();
+            let result = ev.stmts(&mut work, &mut frame, &block.body, layer, &mut log);
+            self.events.append(&mut ev.events);
+            result?;
+            self.snap = work;
+            self.record(Phase::Revise, log);
+        }
+        Ok(())
+    }
+
+    /// The decide phase: tries the enabled layers top-down and their rules in order, and returns
+    /// the first rule whose guards hold and whose action is available.
+    pub fn decide(&mut self, game: &dyn Game) -> RtResult<Decision> {
+        self.sync_view(game);
+        let m = self.m;
+        let mut ev = Eval::new(m, game, (self.turn, Phase::Decide, None));
+        let result = (|| {
+            for &layer in m.order.iter().rev() {
+                ev.retag(Phase::Decide, Some(layer));
+                for (i, rule) in m.program.layers[layer.index()].decide.iter().enumerate() {
+                    let mut frame = Eval::frame(rule.frame.locals.len());
+                    if !ev.guards(&self.snap, &mut frame, &rule.guards)? {
+                        continue;
+                    }
+                    let mut args = Vec::with_capacity(rule.args.len());
+                    for arg in &rule.args {
+                        args.push(ev.expr(&self.snap, &mut frame, arg)?);
+                    }
+                    if ev.available(&self.snap, rule.action, &args)? {
+                        return Ok(Decision {
+                            layer,
+                            rule: i,
+                            action: rule.action,
+                            args,
+                            span: rule.span,
+                        });
+                    }
+                }
+            }
+            let span = m
+                .order
+                .last()
+                .map(|l| m.program.layers[l.index()].span)
+                .unwrap_or_default();
+            Err(RuntimeError::new(
+                ErrorCode::NoDecision,
+                span,
+                format!(
+                    "no decide rule matched in any enabled layer ({}); add an unconditional rule \
+                     at the end of the lowest layer's `decide` block",
+                    m.enabled_layers().join(", ")
+                ),
+            ))
+        })();
+        self.events.append(&mut ev.events);
+        let decision = result?;
+        self.emit(
+            Phase::Decide,
+            Some(decision.layer),
+            decision.span,
+            EventKind::Chosen {
+                action: m.action_name(decision.action).to_string(),
+                args: decision.args.clone(),
+                rule: decision.rule,
+            },
+        );
+        Ok(decision)
+    }
+
+    /// The act phase: runs the chosen action atomically and sends its effects to the game.
+    pub fn act(&mut self, game: &mut dyn Game, decision: &Decision) -> RtResult<()> {
+        self.sync_view(game);
+        let m = self.m;
+        let def = &m.program.actions[decision.action.index()];
+        let mut ev = Eval::new(m, game, (self.turn, Phase::Act, Some(def.layer)));
+        let step = ev.step(
+            &mut self.snap,
+            decision.action,
+            decision.args.clone(),
+            decision.span,
+        );
+        self.events.append(&mut ev.events);
+        let log = match step? {
+            Ok(log) => log,
+            Err(error) => {
+                self.emit(
+                    Phase::Act,
+                    Some(def.layer),
+                    error.span,
+                    EventKind::Rejected {
+                        action: def.name.clone(),
+                        error: error.clone(),
+                    },
+                );
+                return Err(error);
+            }
+        };
+        let spans: Vec<SrcSpan> = log.effects.iter().map(|(_, span)| *span).collect();
+        let effects = self.record(Phase::Act, log);
+        for (effect, span) in effects.into_iter().zip(spans) {
+            self.emit(
+                Phase::Act,
+                Some(def.layer),
+                span,
+                EventKind::Effect {
+                    name: effect.name.to_string(),
+                    args: effect.args.clone(),
+                },
+            );
+            game.apply(&effect).map_err(|message| {
+                RuntimeError::new(
+                    ErrorCode::EffectRejected,
+                    def.span,
+                    format!("the game rejected `game.{}`: {message}", effect.name),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// One whole turn: observe, reflect, revise, decide, act. Returns false, without acting,
+    /// when the game is over after the observe phase.
+    pub fn run_turn(&mut self, game: &mut dyn Game) -> RtResult<bool> {
+        self.turn += 1;
+        self.observe(game)?;
+        if game.is_over() {
+            return Ok(false);
+        }
+        self.reflect_and_revise(game)?;
+        let decision = self.decide(game)?;
+        self.act(game, &decision)?;
+        Ok(true)
+    }
+}
+
+/// Runs one episode of `machine` against `game` until the game ends, the turn limit is reached
+/// or a runtime error occurs.
+pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
+    let mut events = Vec::new();
+    // Actions taken, and the turn in which the episode ended.
+    let (mut turns, mut last_turn) = (0, 0);
+    let outcome = (|| {
+        let mut agent = Agent::start(machine, game)?;
+        let result = loop {
+            if agent.turn() >= machine.limits.max_turns {
+                break Ok(EndReason::TurnLimit);
+            }
+            let turn = agent.run_turn(game);
+            last_turn = agent.turn();
+            match turn {
+                Ok(true) => turns += 1,
+                Ok(false) => break Ok(EndReason::GameOver),
+                Err(e) => break Err(e),
+            }
+        };
+        events.append(&mut agent.take_events());
+        result
+    })();
+    let (end, error) = match outcome {
+        Ok(end) => (end, None),
+        Err(error) => {
+            events.push(Event {
+                turn: last_turn,
+                phase: Phase::End,
+                layer: None,
+                span: error.span,
+                kind: EventKind::Error {
+                    error: error.clone(),
+                },
+            });
+            (EndReason::Error, Some(error))
+        }
+    };
+    let metrics = game.metrics();
+    let reason = match end {
+        EndReason::GameOver => "game_over",
+        EndReason::TurnLimit => "turn_limit",
+        EndReason::Error => "error",
+    };
+    events.push(Event {
+        turn: last_turn,
+        phase: Phase::End,
+        layer: None,
+        span: SrcSpan::default(),
+        kind: EventKind::EpisodeEnd {
+            reason: reason.to_string(),
+            metrics: metrics.clone(),
+        },
+    });
+    EpisodeResult {
+        turns,
+        end,
+        error,
+        metrics,
+        events,
+    }
+}

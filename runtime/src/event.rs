@@ -1,0 +1,188 @@
+//! Typed events and their JSON-lines form.
+//!
+//! Every phase of the turn loop emits [`Event`]s. Each names the turn, the phase, the layer and
+//! the source span responsible. Events serialise with a fixed field order (struct declaration
+//! order) and floats in their shortest round-trip form, so the same run always produces the same
+//! bytes. The runtime returns events as data (see [`crate::Agent::take_events`] for
+//! streaming them phase by phase); it never writes files itself.
+
+use std::collections::BTreeMap;
+
+use harness_compiler::ir::SrcSpan;
+use serde::Serialize;
+
+use crate::error::{RuntimeError, serialize_span};
+use crate::value::Value;
+
+/// The phases of a turn, in order, plus the episode's start and end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Initial state and the game's first observations, before turn 1.
+    Start,
+    /// Handlers run on the game's observations.
+    Observe,
+    /// Gates (computed values that control revisions) are evaluated and recorded.
+    Reflect,
+    /// Revise blocks change lower layers' tunables.
+    Revise,
+    /// One action is chosen.
+    Decide,
+    /// The action's patches apply and its effects go to the game.
+    Act,
+    /// The episode is over.
+    End,
+}
+
+/// One thing that happened during an episode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    /// The turn, from 1; 0 for the start of the episode.
+    pub turn: u32,
+    /// The phase.
+    pub phase: Phase,
+    /// The layer responsible, if any.
+    pub layer: Option<String>,
+    /// The source span responsible (the handler, rule, action or expression).
+    #[serde(serialize_with = "serialize_span")]
+    pub span: SrcSpan,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What an event records.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The game sent an observation.
+    Observation {
+        /// The observation's name.
+        name: String,
+        /// Its fields.
+        args: Vec<Value>,
+    },
+    /// A state field (or an element or field of it) changed.
+    Patch {
+        /// The state field, qualified by its layer (`belief.probes`).
+        field: String,
+        /// The value before.
+        old: Value,
+        /// The value after.
+        new: Value,
+    },
+    /// A preview made by `sim.next` was read (`expect`, `prob` or `branches`).
+    Preview {
+        /// The previewed action.
+        action: String,
+        /// Its arguments.
+        args: Vec<Value>,
+        /// The number of weighted successor snapshots.
+        branches: usize,
+        /// The reading: `expect`, `prob` or `branches`.
+        reading: String,
+        /// What the reading returned.
+        value: Value,
+    },
+    /// A gate (a `revise when` condition) was evaluated.
+    Gate {
+        /// The gate's source text or name.
+        gate: String,
+        /// Whether it held.
+        value: bool,
+    },
+    /// A tunable of a lower layer was revised.
+    Revision {
+        /// The tunable, qualified by its layer (`belief.noise_guess`).
+        tunable: String,
+        /// The value before.
+        old: Value,
+        /// The value after.
+        new: Value,
+    },
+    /// A `decide` rule chose an action.
+    Chosen {
+        /// The action's name.
+        action: String,
+        /// Its arguments.
+        args: Vec<Value>,
+        /// The index of the rule in its `decide` block.
+        rule: usize,
+    },
+    /// An action failed a `requires` check or was unavailable; nothing of it applied.
+    Rejected {
+        /// The action's name.
+        action: String,
+        /// The error.
+        error: RuntimeError,
+    },
+    /// An effect went to the game.
+    Effect {
+        /// The effect's name.
+        name: String,
+        /// Its arguments.
+        args: Vec<Value>,
+    },
+    /// A runtime error ended the episode.
+    Error {
+        /// The error.
+        error: RuntimeError,
+    },
+    /// The episode ended.
+    EpisodeEnd {
+        /// Why: `game_over`, `turn_limit` or `error`.
+        reason: String,
+        /// The game's metrics.
+        metrics: BTreeMap<String, Value>,
+    },
+}
+
+impl Event {
+    /// The event as one line of JSON (without the newline).
+    pub fn to_json_line(&self) -> String {
+        // Serialising plain data with string keys cannot fail; the fallback keeps the trace
+        // well-formed JSON even if a future opaque value's serialisation did.
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            serde_json::json!({ "event": "serialisation_error", "message": e.to_string() })
+                .to_string()
+        })
+    }
+}
+
+/// Renders a trace as JSON lines, one event per line.
+pub fn to_json_lines(events: &[Event]) -> String {
+    let mut out = String::new();
+    for event in events {
+        out.push_str(&event.to_json_line());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_with_a_fixed_field_order() {
+        let event = Event {
+            turn: 2,
+            phase: Phase::Act,
+            layer: Some("belief".into()),
+            span: SrcSpan {
+                file: 0,
+                start: 3,
+                end: 9,
+            },
+            kind: EventKind::Patch {
+                field: "belief.probes".into(),
+                old: Value::Int(1),
+                new: Value::float(0.1).unwrap_or(Value::Unit),
+            },
+        };
+        assert_eq!(
+            event.to_json_line(),
+            r#"{"turn":2,"phase":"act","layer":"belief","span":{"file":0,"start":3,"end":9},"event":"patch","field":"belief.probes","old":1,"new":0.1}"#
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! The `Game` trait: what the runtime needs from an environment.
+//!
+//! A game crate provides a [`GameKind`] (its name, its instances, its bindings for the checker,
+//! and a way to start an episode) and, per episode, a [`Game`]: the agent-visible view through
+//! queries, the effects it accepts, the observations it sends back, when the episode ends and
+//! its metrics. Ground truth stays inside the game; a harness sees only what queries return.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use harness_compiler::signatures::GameSig;
+use serde::Serialize;
+
+use crate::native::Natives;
+use crate::streams::RngStreams;
+use crate::value::Value;
+
+/// An effect the harness sends to the game, for example `game.probe(3)`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Effect {
+    /// The effect's name without the `game.` prefix.
+    pub name: Arc<str>,
+    /// The arguments, positional, in the order of the effect's signature.
+    pub args: Vec<Value>,
+}
+
+/// An observation the game sends to the harness, for example `game.answer(3, Dir.Left)`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Observation {
+    /// The observation's name without the `game.` prefix.
+    pub name: Arc<str>,
+    /// The fields, positional, in the order of the observation's signature.
+    pub args: Vec<Value>,
+}
+
+/// A kind of game: the factory for its episodes.
+pub trait GameKind: Send + Sync {
+    /// The name used in `use game NAME` and `--game NAME`.
+    fn name(&self) -> &str;
+
+    /// The identifiers of the game's instances, in a fixed order.
+    fn instances(&self) -> Vec<String>;
+
+    /// The bindings the checker sees after `use game NAME`: the game's types, enums, queries,
+    /// effects and observations. Only the agent-visible view appears here.
+    fn bindings(&self) -> GameSig;
+
+    /// Native implementations of the game's queries (registered as `game.NAME`, receiving the
+    /// episode's view as no argument: see [`Game::query`]) and of its opaque types' methods
+    /// (registered as `Type.method`).
+    fn natives(&self) -> Natives;
+
+    /// Starts an episode of `instance`. The game draws all its randomness from `streams`.
+    fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn Game>, String>;
+}
+
+/// One running episode of a game.
+pub trait Game: Send {
+    /// Answers the query `game.NAME(args)` on the agent-visible view.
+    fn query(&self, name: &str, args: &[Value]) -> Result<Value, String>;
+
+    /// A number that changes whenever the agent-visible view changes, so that computed values
+    /// that read queries are recomputed exactly when they might differ.
+    fn view_version(&self) -> u64;
+
+    /// Applies an effect the harness emitted. An effect the game cannot accept is an error.
+    fn apply(&mut self, effect: &Effect) -> Result<(), String>;
+
+    /// Takes the observations the game has produced since the last call, in order.
+    fn take_observations(&mut self) -> Vec<Observation>;
+
+    /// True when the episode has ended; the harness cannot extend it.
+    fn is_over(&self) -> bool;
+
+    /// The episode's metrics so far, by name (for example `solved`, `probes`).
+    fn metrics(&self) -> BTreeMap<String, Value>;
+}

@@ -1,0 +1,1083 @@
+//! The evaluator: expressions, statements, atomic action steps and `sim.next`.
+//!
+//! An [`Eval`] evaluates the bodies of a [`Machine`]'s program against a [`Snapshot`] and a
+//! read-only view of the game. It counts every evaluated node against a per-turn budget, tracks
+//! which slots each computed value reads (see [`crate::snapshot`]) and keeps the closures that
+//! are alive during a builtin call in a stack, so that a closure is a plain index while it is
+//! passed around and disappears when the call returns.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use harness_compiler::ir::{
+    ActionId, BinaryOp, ComputedId, Expr, ExprKind, FnId, Guard, LayerId, LocalId, MemberRef,
+    Pattern, PatternKind, PlaceStep, SrcSpan, Stmt, StmtKind,
+};
+use harness_compiler::types::Ty;
+
+use crate::error::{ErrorCode, RtResult, RuntimeError};
+use crate::event::{Event, EventKind, Phase};
+use crate::game::{Effect, Game};
+use crate::machine::Machine;
+use crate::native::{NativeCtx, NativeError};
+use crate::ops;
+
+/// How far a model's probability may stray outside 0..=1 (and their sum above 1) by rounding.
+const PROBABILITY_TOLERANCE: f64 = 1e-9;
+use crate::snapshot::{DepSet, Memo, Preview, Snapshot};
+use crate::value::{RecordValue, Value, VariantValue};
+
+/// A closure alive during a builtin call.
+#[derive(Clone, Copy)]
+enum ClosureDef<'m> {
+    /// `|a, b| body`: parameters are slots of the enclosing frame.
+    Lambda(&'m [LocalId], &'m Expr),
+    /// A `fn` passed by name.
+    Fn(FnId),
+}
+
+/// A change one step made, kept until the step commits so that a failed step leaves no trace of
+/// its patches.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    /// A state slot changed.
+    Patch {
+        layer: LayerId,
+        field: String,
+        old: Value,
+        new: Value,
+        span: SrcSpan,
+    },
+    /// A tunable was revised.
+    Revision {
+        layer: LayerId,
+        tunable: String,
+        old: Value,
+        new: Value,
+        span: SrcSpan,
+    },
+}
+
+/// What a committed step did.
+#[derive(Debug, Default)]
+pub(crate) struct StepLog {
+    pub(crate) changes: Vec<Change>,
+    pub(crate) effects: Vec<(Effect, SrcSpan)>,
+}
+
+/// An evaluator for one phase of one turn.
+pub(crate) struct Eval<'m> {
+    m: &'m Machine,
+    game: &'m dyn Game,
+    steps: u64,
+    closures: Vec<ClosureDef<'m>>,
+    deps: Vec<DepSet>,
+    in_preview: bool,
+    /// Spare frames and argument buffers, reused so that a call does not allocate.
+    pool: Vec<Vec<Value>>,
+    /// Preview events produced while evaluating, drained by the turn loop.
+    pub(crate) events: Vec<Event>,
+    /// The turn, phase and layer that events are tagged with.
+    pub(crate) tag: (u32, Phase, Option<LayerId>),
+}
+
+fn internal(span: SrcSpan, message: impl Into<String>) -> RuntimeError {
+    RuntimeError::new(
+        ErrorCode::Internal,
+        span,
+        format!("internal error: {}", message.into()),
+    )
+}
+
+fn expect_bool(v: Value, span: SrcSpan) -> RtResult<bool> {
+    v.as_bool()
+        .ok_or_else(|| internal(span, format!("expected Bool, found {}", v.kind_name())))
+}
+
+impl<'m> Eval<'m> {
+    /// An evaluator with a fresh budget.
+    pub(crate) fn new(
+        m: &'m Machine,
+        game: &'m dyn Game,
+        tag: (u32, Phase, Option<LayerId>),
+    ) -> Self {
+        Self {
+            m,
+            game,
+            steps: 0,
+            closures: Vec::new(),
+            deps: Vec::new(),
+            in_preview: false,
+            pool: Vec::new(),
+            events: Vec::new(),
+            tag,
+        }
+    }
+
+    /// Continues with another phase, keeping the budget spent so far this turn.
+    pub(crate) fn retag(&mut self, phase: Phase, layer: Option<LayerId>) {
+        self.tag.1 = phase;
+        self.tag.2 = layer;
+    }
+
+    fn tick(&mut self, span: SrcSpan) -> RtResult<()> {
+        self.steps += 1;
+        if self.steps > self.m.budget {
+            return Err(RuntimeError::new(
+                ErrorCode::BudgetExhausted,
+                span,
+                format!(
+                    "the evaluation budget of {} steps per turn ran out here; reduce the work per \
+                     turn (fewer candidates or previews) or raise the budget",
+                    self.m.budget
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn dep(&mut self, i: usize) {
+        if let Some(top) = self.deps.last_mut() {
+            top.insert(i);
+        }
+    }
+
+    /// A fresh frame for a body with `n` locals.
+    pub(crate) fn frame(n: usize) -> Vec<Value> {
+        vec![Value::Unit; n]
+    }
+
+    /// A frame of `n` unit slots, from the pool when one is spare.
+    fn take(&mut self, n: usize) -> Vec<Value> {
+        let mut frame = self.pool.pop().unwrap_or_default();
+        frame.clear();
+        frame.resize(n, Value::Unit);
+        frame
+    }
+
+    /// Returns a frame to the pool.
+    fn give(&mut self, mut frame: Vec<Value>) {
+        // Dropping the values now releases what they share (lists, snapshots) at once.
+        frame.clear();
+        if self.pool.len() < 64 {
+            self.pool.push(frame);
+        }
+    }
+
+    /// Evaluates an expression.
+    pub(crate) fn expr(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        e: &'m Expr,
+    ) -> RtResult<Value> {
+        self.tick(e.span)?;
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Lit(lit) => ops::literal(lit, span),
+            ExprKind::Local(id) => local(frame, *id, span),
+            ExprKind::Member(member) => self.member(snap, *member, span),
+            ExprKind::Config(id) => self
+                .m
+                .config
+                .get(id.index())
+                .cloned()
+                .ok_or_else(|| internal(span, "unknown config parameter")),
+            ExprKind::Const(id) => self
+                .m
+                .consts
+                .get(id.index())
+                .cloned()
+                .ok_or_else(|| internal(span, "constant read before it was evaluated")),
+            ExprKind::GameProperty(name) => self.query(name, &[], span),
+            ExprKind::GameCall { name, args } => {
+                let args = self.exprs(snap, frame, args)?;
+                self.query(name, &args, span)
+            }
+            ExprKind::CallFn { func, args } => {
+                let def = self
+                    .m
+                    .program
+                    .fns
+                    .get(func.index())
+                    .ok_or_else(|| internal(span, "unknown fn"))?;
+                // Arguments are evaluated straight into the callee's frame.
+                let mut callee = self.take(def.body.frame.locals.len().max(args.len()));
+                for (i, arg) in args.iter().enumerate() {
+                    match self.expr(snap, frame, arg) {
+                        Ok(v) => callee[i] = v,
+                        Err(e) => {
+                            self.give(callee);
+                            return Err(e);
+                        }
+                    }
+                }
+                let result = self.expr(snap, &mut callee, &def.body.expr);
+                self.give(callee);
+                result
+            }
+            ExprKind::CallBuiltin { name, args } => self.builtin(snap, frame, name, args, span),
+            ExprKind::Closure { params, body } => {
+                self.closures.push(ClosureDef::Lambda(params, body));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            ExprKind::FnRef(func) => {
+                self.closures.push(ClosureDef::Fn(*func));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            ExprKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => {
+                let payload = self.exprs(snap, frame, payload)?;
+                self.m.variant(*enum_id, *index, payload, span)
+            }
+            ExprKind::Some(inner) => Ok(Value::some(self.expr(snap, frame, inner)?)),
+            ExprKind::None => Ok(Value::none()),
+            ExprKind::Record(fields) => {
+                let values = self.exprs(snap, frame, fields)?;
+                match &e.ty {
+                    Ty::Record(ty) => Ok(Value::Record(Arc::new(RecordValue {
+                        ty: ty.clone(),
+                        values,
+                    }))),
+                    other => Err(internal(span, format!("record literal of type {other}"))),
+                }
+            }
+            ExprKind::List(items) => Ok(Value::list(self.exprs(snap, frame, items)?)),
+            ExprKind::Set(items) => {
+                let items: BTreeSet<Value> = self.exprs(snap, frame, items)?.into_iter().collect();
+                Ok(Value::Set(Arc::new(items)))
+            }
+            ExprKind::Field(base, index) => match self.expr(snap, frame, base)? {
+                Value::Record(r) => r
+                    .values
+                    .get(*index as usize)
+                    .cloned()
+                    .ok_or_else(|| internal(span, "record field out of range")),
+                other => Err(internal(span, format!("field of {}", other.kind_name()))),
+            },
+            ExprKind::Index(base, index) => {
+                let base = self.expr(snap, frame, base)?;
+                let index = self.expr(snap, frame, index)?;
+                index_value(&base, &index, span)
+            }
+            ExprKind::Unary(op, operand) => {
+                let v = self.expr(snap, frame, operand)?;
+                ops::unary(*op, v, span)
+            }
+            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
+                let a = expect_bool(self.expr(snap, frame, a)?, span)?;
+                if a == (*op == BinaryOp::Or) {
+                    return Ok(Value::Bool(a));
+                }
+                Ok(Value::Bool(expect_bool(self.expr(snap, frame, b)?, span)?))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(snap, frame, a)?;
+                let b = self.expr(snap, frame, b)?;
+                ops::binary(*op, a, b, span)
+            }
+            ExprKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
+                if self.guards(snap, frame, guards)? {
+                    self.expr(snap, frame, then)
+                } else {
+                    self.expr(snap, frame, otherwise)
+                }
+            }
+            ExprKind::Match(scrutinee, arms) => {
+                let v = self.expr(snap, frame, scrutinee)?;
+                for arm in arms {
+                    if bind(&arm.pattern, &v, frame)? {
+                        return self.expr(snap, frame, &arm.body);
+                    }
+                }
+                Err(internal(
+                    span,
+                    "no match arm matched; the checker should have proved one does",
+                ))
+            }
+            ExprKind::Let {
+                pattern,
+                value,
+                body,
+            } => {
+                let v = self.expr(snap, frame, value)?;
+                if !bind(pattern, &v, frame)? {
+                    return Err(internal(pattern.span, "a `let` pattern did not match"));
+                }
+                self.expr(snap, frame, body)
+            }
+            ExprKind::SimNext { action, args } => {
+                let args = self.exprs(snap, frame, args)?;
+                self.sim_next(snap, *action, args, span)
+            }
+            ExprKind::SnapshotRead { snapshot, member } => {
+                match self.expr(snap, frame, snapshot)? {
+                    Value::Snapshot(other) => self.member(&other, *member, span),
+                    other => Err(internal(
+                        span,
+                        format!("member read on {}", other.kind_name()),
+                    )),
+                }
+            }
+        }
+    }
+
+    fn exprs(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        es: &'m [Expr],
+    ) -> RtResult<Vec<Value>> {
+        es.iter().map(|e| self.expr(snap, frame, e)).collect()
+    }
+
+    /// Evaluates guards left to right; false at the first that fails.
+    pub(crate) fn guards(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        guards: &'m [Guard],
+    ) -> RtResult<bool> {
+        for guard in guards {
+            let holds = match guard {
+                Guard::Cond(cond) => expect_bool(self.expr(snap, frame, cond)?, cond.span)?,
+                Guard::Let(pattern, value) => {
+                    let v = self.expr(snap, frame, value)?;
+                    bind(pattern, &v, frame)?
+                }
+            };
+            if !holds {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn member(&mut self, snap: &Snapshot, member: MemberRef, span: SrcSpan) -> RtResult<Value> {
+        match member {
+            MemberRef::State(id) => {
+                self.dep(self.m.state_dep(id.index()));
+                Ok(snap.state(id.index()).clone())
+            }
+            MemberRef::Tunable(id) => {
+                self.dep(self.m.tunable_dep(id.index()));
+                Ok(snap.tunable(id.index()).clone())
+            }
+            MemberRef::Computed(id) => self.computed(snap, id, span),
+        }
+    }
+
+    /// The value of a computed value in `snap`, memoised with its dependencies.
+    pub(crate) fn computed(
+        &mut self,
+        snap: &Snapshot,
+        id: ComputedId,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        if let Some(memo) = snap.memo(id.index()) {
+            let (value, deps) = (memo.value.clone(), memo.deps.clone());
+            if let Some(top) = self.deps.last_mut() {
+                top.union(&deps);
+            }
+            return Ok(value);
+        }
+        let def = self
+            .m
+            .program
+            .computed
+            .get(id.index())
+            .ok_or_else(|| internal(span, "unknown computed value"))?;
+        let mut frame = self.take(def.body.frame.locals.len());
+        self.deps.push(DepSet::default());
+        let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
+        let deps = self.deps.pop().unwrap_or_default();
+        let value = result?;
+        if let Some(top) = self.deps.last_mut() {
+            top.union(&deps);
+        }
+        snap.set_memo(
+            id.index(),
+            Memo {
+                value: value.clone(),
+                deps: Arc::new(deps),
+            },
+        );
+        Ok(value)
+    }
+
+    fn query(&mut self, name: &str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+        self.dep(self.m.game_dep());
+        self.game.query(name, args).map_err(|message| {
+            RuntimeError::new(
+                ErrorCode::Native,
+                span,
+                format!("game query `game.{name}` failed: {message}"),
+            )
+        })
+    }
+
+    fn call_fn(
+        &mut self,
+        snap: &Snapshot,
+        func: FnId,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let def = self
+            .m
+            .program
+            .fns
+            .get(func.index())
+            .ok_or_else(|| internal(span, "unknown fn"))?;
+        let mut frame = self.take(def.body.frame.locals.len().max(args.len()));
+        frame[..args.len()].clone_from_slice(args);
+        let result = self.expr(snap, &mut frame, &def.body.expr);
+        self.give(frame);
+        result
+    }
+
+    fn builtin(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        args: &'m [Expr],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let alive = self.closures.len();
+        let result = self.builtin_inner(snap, frame, name, args, span);
+        // Closures created for this call die with it.
+        self.closures.truncate(alive);
+        result
+    }
+
+    fn builtin_inner(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        args: &'m [Expr],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let mut values = self.take(0);
+        for arg in args {
+            match self.expr(snap, frame, arg) {
+                Ok(v) => values.push(v),
+                Err(e) => {
+                    self.give(values);
+                    return Err(e);
+                }
+            }
+        }
+        let result = self.call_builtin(snap, frame, name, &values, span);
+        self.give(values);
+        result
+    }
+
+    fn call_builtin(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        if let Some(method) = name.strip_prefix("Preview.") {
+            return self.preview_method(snap, frame, method, args, span);
+        }
+        let native = self.m.natives.get(name).cloned().ok_or_else(|| {
+            RuntimeError::new(
+                ErrorCode::Native,
+                span,
+                format!("no native implementation of the builtin `{name}` is registered"),
+            )
+        })?;
+        let mut ctx = CallCtx {
+            ev: self,
+            snap,
+            frame,
+        };
+        native(&mut ctx, args).map_err(|e| match e {
+            NativeError::Failed(kind, message) => {
+                RuntimeError::new(kind, span, format!("`{name}`: {message}"))
+            }
+            NativeError::Runtime(e) => e,
+        })
+    }
+
+    /// Calls a closure value with arguments.
+    fn call_closure(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        closure: &Value,
+        args: &[Value],
+    ) -> RtResult<Value> {
+        let def = match closure {
+            Value::Closure(i) => self.closures.get(*i as usize).copied(),
+            _ => None,
+        };
+        match def {
+            Some(ClosureDef::Lambda(params, body)) => {
+                for (param, arg) in params.iter().zip(args) {
+                    if let Some(slot) = frame.get_mut(param.index()) {
+                        *slot = arg.clone();
+                    }
+                }
+                self.expr(snap, frame, body)
+            }
+            Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
+            None => Err(internal(
+                SrcSpan::default(),
+                "a closure was called after its call ended",
+            )),
+        }
+    }
+
+    /// `expect`, `prob`, `branches` and `weights` on a preview: the runtime owns previews, so it implements
+    /// their methods itself and records each reading as a preview event.
+    fn preview_method(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        method: &str,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let Some(Value::Preview(preview)) = args.first() else {
+            return Err(internal(span, "a preview method without a preview"));
+        };
+        let result = match method {
+            "expect" | "prob" => {
+                let f = args
+                    .get(1)
+                    .ok_or_else(|| internal(span, "missing closure"))?;
+                let mut total = 0.0;
+                for (weight, branch) in &preview.branches {
+                    // Reading a successor snapshot is part of the preview: a `sim.next` reached
+                    // from here would be a second step.
+                    let outer = std::mem::replace(&mut self.in_preview, true);
+                    let v = self.call_closure(snap, frame, f, &[Value::Snapshot(branch.clone())]);
+                    self.in_preview = outer;
+                    let v = v?;
+                    total += weight
+                        * if method == "prob" {
+                            if expect_bool(v, span)? { 1.0 } else { 0.0 }
+                        } else {
+                            v.as_f64()
+                                .ok_or_else(|| internal(span, "expect of a non-number"))?
+                        };
+                }
+                ops::finite(total, span, method)?
+            }
+            "branches" => Value::list(
+                preview
+                    .branches
+                    .iter()
+                    .map(|(_, s)| Value::Snapshot(s.clone()))
+                    .collect(),
+            ),
+            "weights" => Value::list(
+                preview
+                    .branches
+                    .iter()
+                    .map(|(w, _)| ops::finite(*w, span, "weights"))
+                    .collect::<RtResult<_>>()?,
+            ),
+            other => {
+                return Err(RuntimeError::new(
+                    ErrorCode::Native,
+                    span,
+                    format!("previews have no method `{other}`"),
+                ));
+            }
+        };
+        let (turn, phase, layer) = self.tag;
+        self.events.push(Event {
+            turn,
+            phase,
+            layer: layer.map(|l| self.m.layer_name(l)),
+            span,
+            kind: EventKind::Preview {
+                action: preview.action.to_string(),
+                args: preview.args.clone(),
+                branches: preview.branches.len(),
+                reading: method.to_string(),
+                value: result.clone(),
+            },
+        });
+        Ok(result)
+    }
+
+    /// `sim.next(action(args))`: runs the action on a copy of `snap`, expands the branches of the
+    /// models of its effects and runs the observation handlers on each branch.
+    fn sim_next(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        if self.in_preview {
+            return Err(RuntimeError::new(
+                ErrorCode::NestedPreview,
+                span,
+                "`sim.next` inside a preview: previews are one step deep",
+            ));
+        }
+        self.in_preview = true;
+        let result = self.sim_next_inner(snap, action, args, span);
+        self.in_preview = false;
+        result
+    }
+
+    fn sim_next_inner(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        let name: Arc<str> = Arc::from(self.m.action_name(action));
+        let mut copy = snap.clone();
+        let step = self.step(&mut copy, action, args.clone(), span)?;
+        let mut branches = Vec::new();
+        if let Ok(log) = step {
+            branches.push((1.0, copy));
+            for (effect, _) in &log.effects {
+                let Some(model) = self.m.model(&effect.name) else {
+                    continue;
+                };
+                let mut next = Vec::new();
+                for (weight, state) in branches {
+                    let mut frame = Self::frame(model.frame.locals.len().max(effect.args.len()));
+                    for (slot, arg) in frame.iter_mut().zip(&effect.args) {
+                        *slot = arg.clone();
+                    }
+                    // Probabilities add up from 0.0 in model order, and `otherwise` takes
+                    // `1.0 - sum`: one fixed order of float operations, so previews are
+                    // bit-for-bit reproducible.
+                    let mut sum = 0.0;
+                    for branch in &model.branches {
+                        let p = match &branch.probability {
+                            Some(p) => {
+                                let v = self.expr(&state, &mut frame, p)?;
+                                let p = v
+                                    .as_f64()
+                                    .ok_or_else(|| internal(branch.span, "probability"))?;
+                                // Probabilities computed as sums of sample weights overshoot 0 and 1
+                                // by rounding; a tolerance far below any meaningful mass
+                                // accepts them unchanged, so the arithmetic stays exact.
+                                if !(-PROBABILITY_TOLERANCE..=1.0 + PROBABILITY_TOLERANCE)
+                                    .contains(&p)
+                                    || sum + p > 1.0 + PROBABILITY_TOLERANCE
+                                {
+                                    return Err(RuntimeError::new(
+                                        ErrorCode::BadModel,
+                                        branch.span,
+                                        format!(
+                                            "this outcome's probability is {p}, but the earlier \
+                                             outcomes already take {sum}; probabilities must lie \
+                                             in 0..=1 and sum to at most 1"
+                                        ),
+                                    ));
+                                }
+                                sum += p;
+                                p
+                            }
+                            None => (1.0 - sum).max(0.0),
+                        };
+                        if p <= 0.0 {
+                            continue;
+                        }
+                        let obs_args = self.exprs(&state, &mut frame, &branch.args)?;
+                        let mut successor = state.clone();
+                        self.observe(
+                            &mut successor,
+                            &branch.observation,
+                            &obs_args,
+                            &mut StepLog::default(),
+                        )?;
+                        next.push((weight * p, successor));
+                    }
+                }
+                branches = next;
+            }
+        }
+        Ok(Value::Preview(Arc::new(Preview {
+            action: name,
+            args,
+            branches: branches
+                .into_iter()
+                .map(|(w, s)| (w, Arc::new(s)))
+                .collect(),
+        })))
+    }
+
+    /// Runs every enabled handler of an observation, bottom-up.
+    pub(crate) fn observe(
+        &mut self,
+        snap: &mut Snapshot,
+        name: &str,
+        args: &[Value],
+        log: &mut StepLog,
+    ) -> RtResult<()> {
+        let m = self.m;
+        for &layer in &m.order {
+            for handler in m.program.layers[layer.index()]
+                .handlers
+                .iter()
+                .filter(|h| h.observation == name)
+            {
+                let mut frame = Self::frame(handler.frame.locals.len().max(args.len()));
+                for (slot, arg) in frame.iter_mut().zip(args) {
+                    *slot = arg.clone();
+                }
+                self.stmts(snap, &mut frame, &handler.body, layer, log)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether an action is available with these arguments.
+    pub(crate) fn available(
+        &mut self,
+        snap: &Snapshot,
+        action: ActionId,
+        args: &[Value],
+    ) -> RtResult<bool> {
+        let def = &self.m.program.actions[action.index()];
+        let Some(cond) = &def.available else {
+            return Ok(true);
+        };
+        let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
+        for (slot, arg) in frame.iter_mut().zip(args) {
+            *slot = arg.clone();
+        }
+        expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)
+    }
+
+    /// Runs an action as one atomic step on `snap`.
+    ///
+    /// The outer error is a runtime error that ends the episode; the inner one a rejected step
+    /// (unavailable, or a `requires` failed). Either way, when the result is not `Ok(Ok(_))`,
+    /// `snap` is unchanged.
+    pub(crate) fn step(
+        &mut self,
+        snap: &mut Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Result<StepLog, RuntimeError>> {
+        let m = self.m;
+        let def = m
+            .program
+            .actions
+            .get(action.index())
+            .ok_or_else(|| internal(span, "unknown action"))?;
+        let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
+        for (slot, arg) in frame.iter_mut().zip(args) {
+            *slot = arg;
+        }
+        if let Some(cond) = &def.available
+            && !expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)?
+        {
+            return Ok(Err(RuntimeError::new(
+                ErrorCode::Unavailable,
+                cond.span,
+                format!(
+                    "action `{}` is not available: its `available when` is false",
+                    def.name
+                ),
+            )));
+        }
+        for req in &def.requires {
+            if !expect_bool(self.expr(snap, &mut frame, &req.cond)?, req.cond.span)? {
+                let error = m.program.errors.get(req.error.index());
+                let (code, message) = error.map_or(("?", "no message"), |e| {
+                    (e.code.as_str(), e.message.as_str())
+                });
+                return Ok(Err(RuntimeError::new(
+                    ErrorCode::RequiresFailed,
+                    req.span,
+                    format!(
+                        "action `{}` failed with {code}: {message}; no patch of it applied",
+                        def.name
+                    ),
+                )
+                .with_declared(code)));
+            }
+        }
+        let mut work = snap.clone();
+        let mut log = StepLog::default();
+        self.stmts(&mut work, &mut frame, &def.body, def.layer, &mut log)?;
+        *snap = work;
+        Ok(Ok(log))
+    }
+
+    /// Runs statements, applying patches to `snap` as they come.
+    pub(crate) fn stmts(
+        &mut self,
+        snap: &mut Snapshot,
+        frame: &mut [Value],
+        stmts: &'m [Stmt],
+        layer: LayerId,
+        log: &mut StepLog,
+    ) -> RtResult<()> {
+        for stmt in stmts {
+            self.tick(stmt.span)?;
+            match &stmt.kind {
+                StmtKind::Let(pattern, value) => {
+                    let v = self.expr(snap, frame, value)?;
+                    if !bind(pattern, &v, frame)? {
+                        return Err(internal(pattern.span, "a `let` pattern did not match"));
+                    }
+                }
+                StmtKind::Patch { place, op, value } => {
+                    let v = self.expr(snap, frame, value)?;
+                    let mut keys = Vec::with_capacity(place.path.len());
+                    for step in &place.path {
+                        keys.push(match step {
+                            PlaceStep::Field(i) => Key::Field(*i as usize),
+                            PlaceStep::Index(e) => Key::Index(self.expr(snap, frame, e)?),
+                        });
+                    }
+                    let slot = place.state.index();
+                    let old = snap.state(slot).clone();
+                    let new = update(old.clone(), &keys, *op, v, stmt.span)?;
+                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
+                    let def = &self.m.program.state[slot];
+                    log.changes.push(Change::Patch {
+                        layer: def.layer,
+                        field: format!("{}.{}", self.m.layer_name(def.layer), def.name),
+                        old,
+                        new,
+                        span: stmt.span,
+                    });
+                }
+                StmtKind::Emit { effect, args } => {
+                    let args = self.exprs(snap, frame, args)?;
+                    log.effects.push((
+                        Effect {
+                            name: Arc::from(effect.as_str()),
+                            args,
+                        },
+                        stmt.span,
+                    ));
+                }
+                StmtKind::Revise { tunable, op, value } => {
+                    let v = self.expr(snap, frame, value)?;
+                    let t = tunable.index();
+                    let old = snap.tunable(t).clone();
+                    let new = ops::assign(*op, old.clone(), v, stmt.span)?;
+                    let def = &self.m.program.tunables[t];
+                    let name = format!(
+                        "{}.{}",
+                        def.layer.map(|l| self.m.layer_name(l)).unwrap_or_default(),
+                        def.name
+                    );
+                    if let Some(range) = &def.range
+                        && !ops::in_range(&new, range)
+                    {
+                        return Err(RuntimeError::new(
+                            ErrorCode::TunableOutOfRange,
+                            stmt.span,
+                            format!(
+                                "this revision would set `{name}` to {new}, outside its declared \
+                                     range {}; nothing of the revise block applied",
+                                ops::range_text(range)
+                            ),
+                        ));
+                    }
+                    snap.set_tunable(t, new.clone(), self.m.tunable_dep(t));
+                    log.changes.push(Change::Revision {
+                        layer,
+                        tunable: name,
+                        old,
+                        new,
+                        span: stmt.span,
+                    });
+                }
+                StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
+                    let branch = if self.guards(snap, frame, guards)? {
+                        then
+                    } else {
+                        otherwise
+                    };
+                    self.stmts(snap, frame, branch, layer, log)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One step into a patched place, evaluated.
+enum Key {
+    Field(usize),
+    Index(Value),
+}
+
+/// The value `old` with the place under `keys` combined with `v`.
+fn update(
+    old: Value,
+    keys: &[Key],
+    op: harness_compiler::ir::AssignOp,
+    v: Value,
+    span: SrcSpan,
+) -> RtResult<Value> {
+    let Some((key, rest)) = keys.split_first() else {
+        return ops::assign(op, old, v, span);
+    };
+    match (old, key) {
+        (Value::Record(mut record), Key::Field(i)) => {
+            let r = Arc::make_mut(&mut record);
+            let slot = r
+                .values
+                .get_mut(*i)
+                .ok_or_else(|| internal(span, "record field out of range"))?;
+            *slot = update(std::mem::replace(slot, Value::Unit), rest, op, v, span)?;
+            Ok(Value::Record(record))
+        }
+        (Value::List(mut items), Key::Index(index)) => {
+            let len = items.len();
+            let i = list_index(index, len, span)?;
+            let list = Arc::make_mut(&mut items);
+            list[i] = update(
+                std::mem::replace(&mut list[i], Value::Unit),
+                rest,
+                op,
+                v,
+                span,
+            )?;
+            Ok(Value::List(items))
+        }
+        (Value::Map(mut map), Key::Index(k)) => {
+            let entries = Arc::make_mut(&mut map);
+            match entries.remove(k) {
+                Some(current) => {
+                    entries.insert(k.clone(), update(current, rest, op, v, span)?);
+                }
+                None if rest.is_empty() && op == harness_compiler::ir::AssignOp::Set => {
+                    entries.insert(k.clone(), v);
+                }
+                None => {
+                    return Err(RuntimeError::new(
+                        ErrorCode::IndexOutOfRange,
+                        span,
+                        format!("the map has no key {k} to update; set it with `=` first"),
+                    ));
+                }
+            }
+            Ok(Value::Map(map))
+        }
+        (other, _) => Err(internal(
+            span,
+            format!("cannot patch inside {}", other.kind_name()),
+        )),
+    }
+}
+
+fn list_index(index: &Value, len: usize, span: SrcSpan) -> RtResult<usize> {
+    match index {
+        Value::Int(i) if *i >= 0 && (*i as u64) < len as u64 => Ok(*i as usize),
+        Value::Int(i) => Err(RuntimeError::new(
+            ErrorCode::IndexOutOfRange,
+            span,
+            format!("index {i} is out of range for a list of length {len}"),
+        )),
+        other => Err(internal(
+            span,
+            format!("list indexed by {}", other.kind_name()),
+        )),
+    }
+}
+
+fn index_value(base: &Value, index: &Value, span: SrcSpan) -> RtResult<Value> {
+    match base {
+        Value::List(items) => Ok(items[list_index(index, items.len(), span)?].clone()),
+        Value::Map(map) => map.get(index).cloned().ok_or_else(|| {
+            RuntimeError::new(
+                ErrorCode::IndexOutOfRange,
+                span,
+                format!("the map has no key {index}"),
+            )
+        }),
+        other => Err(internal(
+            span,
+            format!("indexing into {}", other.kind_name()),
+        )),
+    }
+}
+
+fn local(frame: &[Value], id: LocalId, span: SrcSpan) -> RtResult<Value> {
+    frame
+        .get(id.index())
+        .cloned()
+        .ok_or_else(|| internal(span, "local out of frame"))
+}
+
+/// Matches `v` against `pattern`, binding its names in `frame`.
+fn bind(pattern: &Pattern, v: &Value, frame: &mut [Value]) -> RtResult<bool> {
+    Ok(match (&pattern.kind, v) {
+        (PatternKind::Wildcard, _) => true,
+        (PatternKind::Bind(id), _) => {
+            let slot = frame
+                .get_mut(id.index())
+                .ok_or_else(|| internal(pattern.span, "local out of frame"))?;
+            *slot = v.clone();
+            true
+        }
+        (PatternKind::Lit(lit), _) => ops::literal(lit, pattern.span)? == *v,
+        (PatternKind::Some(inner), Value::Option(Some(x))) => bind(inner, x, frame)?,
+        (PatternKind::Some(_), _) => false,
+        (PatternKind::None, Value::Option(x)) => x.is_none(),
+        (PatternKind::None, _) => false,
+        (PatternKind::Variant { index, payload, .. }, Value::Variant(variant)) => {
+            let VariantValue {
+                index: actual,
+                payload: values,
+                ..
+            } = variant.as_ref();
+            if actual != index {
+                return Ok(false);
+            }
+            for (p, x) in payload.iter().zip(values) {
+                if !bind(p, x, frame)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        (PatternKind::Variant { .. }, _) => false,
+    })
+}
+
+/// The interpreter as seen by a native function during one call.
+struct CallCtx<'a, 'm> {
+    ev: &'a mut Eval<'m>,
+    snap: &'a Snapshot,
+    frame: &'a mut [Value],
+}
+
+impl NativeCtx for CallCtx<'_, '_> {
+    fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError> {
+        Ok(self.ev.call_closure(self.snap, self.frame, closure, args)?)
+    }
+
+    fn in_preview(&self) -> bool {
+        self.ev.in_preview
+    }
+}

@@ -1,0 +1,388 @@
+//! A program prepared for running: layer switches resolved, configuration, constants and
+//! tunable defaults evaluated.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
+use harness_compiler::types::Ty;
+
+use crate::error::{ErrorCode, RtResult, RuntimeError};
+use crate::event::Phase;
+use crate::game::{Effect, Game, Observation};
+use crate::interp::Eval;
+use crate::native::Natives;
+use crate::ops;
+use crate::snapshot::Snapshot;
+use crate::value::{Value, VariantValue};
+
+/// Which layers run and which parameters are set: `--layers`, `--without` and `--set`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// The enabled layers; `None` enables every layer.
+    pub layers: Option<Vec<String>>,
+    /// Layers switched off.
+    pub without: Vec<String>,
+    /// `name=value` settings of config parameters or tunable defaults, in order.
+    pub set: Vec<(String, String)>,
+}
+
+/// Limits that keep a run finite whatever the program does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Evaluation steps allowed per turn (the second line of defence behind totality).
+    pub steps_per_turn: u64,
+    /// Turns after which the episode stops even if the game has not ended.
+    pub max_turns: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            steps_per_turn: 50_000_000,
+            max_turns: 10_000,
+        }
+    }
+}
+
+/// A program ready to run: everything that does not change during an episode.
+pub struct Machine {
+    pub(crate) program: Arc<Program>,
+    pub(crate) natives: Natives,
+    pub(crate) enabled: Vec<bool>,
+    /// The enabled layers, bottom-up (dependency order).
+    pub(crate) order: Vec<LayerId>,
+    pub(crate) config: Vec<Value>,
+    pub(crate) consts: Vec<Value>,
+    pub(crate) tunable_defaults: Vec<Value>,
+    pub(crate) budget: u64,
+    pub(crate) limits: Limits,
+    enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
+    /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
+    unit_variants: Vec<Vec<Value>>,
+    models: BTreeMap<String, (LayerId, usize)>,
+}
+
+/// A game that has no view: used while constants and defaults are evaluated, which cannot read
+/// the game.
+struct NoGame;
+
+impl Game for NoGame {
+    fn query(&self, name: &str, _: &[Value]) -> Result<Value, String> {
+        Err(format!(
+            "`game.{name}` cannot be read before the episode starts"
+        ))
+    }
+    fn view_version(&self) -> u64 {
+        0
+    }
+    fn apply(&mut self, _: &Effect) -> Result<(), String> {
+        Err("no game".into())
+    }
+    fn take_observations(&mut self) -> Vec<Observation> {
+        Vec::new()
+    }
+    fn is_over(&self) -> bool {
+        true
+    }
+    fn metrics(&self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+}
+
+fn switch_error(span: SrcSpan, message: String) -> RuntimeError {
+    RuntimeError::new(ErrorCode::BadSwitch, span, message)
+}
+
+impl Machine {
+    /// Prepares `program` with `natives` (builtins, the game's queries and opaque methods) and
+    /// the layer switches. Fails when a switch names an unknown layer or parameter, a `--set`
+    /// value does not parse or lies outside its range, or a default cannot be evaluated.
+    pub fn new(
+        program: Arc<Program>,
+        natives: Natives,
+        switches: &Switches,
+        limits: Limits,
+    ) -> RtResult<Machine> {
+        let layer_index = |name: &str| {
+            program
+                .layers
+                .iter()
+                .position(|l| l.name == name)
+                .ok_or_else(|| {
+                    let known: Vec<_> = program.layers.iter().map(|l| l.name.as_str()).collect();
+                    switch_error(
+                        SrcSpan::default(),
+                        format!(
+                            "there is no layer `{name}`; the layers are {}",
+                            known.join(", ")
+                        ),
+                    )
+                })
+        };
+        let mut enabled = vec![switches.layers.is_none(); program.layers.len()];
+        for name in switches.layers.iter().flatten() {
+            enabled[layer_index(name)?] = true;
+        }
+        for name in &switches.without {
+            enabled[layer_index(name)?] = false;
+        }
+        // Layers come in dependency order, so one pass disables every layer that needs a
+        // disabled one, transitively.
+        for (i, layer) in program.layers.iter().enumerate() {
+            if layer.below.iter().any(|l| !enabled[l.index()]) {
+                enabled[i] = false;
+            }
+        }
+        let order: Vec<LayerId> = (0..program.layers.len())
+            .filter(|&i| enabled[i])
+            .map(|i| LayerId(i as u32))
+            .collect();
+        if order.is_empty() && !program.layers.is_empty() {
+            return Err(switch_error(
+                SrcSpan::default(),
+                "the switches leave no layer enabled (a layer is off when a layer it needs is off)"
+                    .to_string(),
+            ));
+        }
+        let mut models = BTreeMap::new();
+        for &layer in &order {
+            // Later (higher) layers overwrite: the highest enabled layer's model wins.
+            for (i, model) in program.layers[layer.index()].models.iter().enumerate() {
+                models.insert(model.effect.clone(), (layer, i));
+            }
+        }
+        let enums: Vec<(Arc<str>, Vec<Arc<str>>)> = program
+            .enums
+            .iter()
+            .map(|e| {
+                (
+                    Arc::from(e.name.as_str()),
+                    e.variants
+                        .iter()
+                        .map(|(v, _)| Arc::from(v.as_str()))
+                        .collect(),
+                )
+            })
+            .collect();
+        let unit_variants = enums
+            .iter()
+            .map(|(enum_name, variants)| {
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(index, name)| {
+                        Value::Variant(Arc::new(VariantValue {
+                            enum_name: enum_name.clone(),
+                            index: index as u32,
+                            name: name.clone(),
+                            payload: Vec::new(),
+                        }))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut machine = Machine {
+            unit_variants,
+            program: program.clone(),
+            natives,
+            enabled,
+            order,
+            config: Vec::new(),
+            consts: Vec::new(),
+            tunable_defaults: Vec::new(),
+            budget: limits.steps_per_turn,
+            limits,
+            enums,
+            models,
+        };
+        let empty = Snapshot::new(Vec::new(), Vec::new(), 0);
+        for def in &program.consts {
+            let value = Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
+                &empty,
+                &mut Eval::frame(def.value.frame.locals.len()),
+                &def.value.expr,
+            )?;
+            machine.consts.push(value);
+        }
+        let mut settings: BTreeMap<&str, &str> = BTreeMap::new();
+        for (name, value) in &switches.set {
+            let known = program
+                .config
+                .iter()
+                .chain(&program.tunables)
+                .any(|p| &p.name == name);
+            if !known {
+                return Err(switch_error(
+                    SrcSpan::default(),
+                    format!("`--set {name}=...`: there is no config parameter or tunable `{name}`"),
+                ));
+            }
+            settings.insert(name, value);
+        }
+        for params in [&program.config, &program.tunables] {
+            let mut values = Vec::new();
+            for def in params.iter() {
+                let value = match settings.get(def.name.as_str()) {
+                    Some(text) => machine.parse_setting(&def.ty, text).ok_or_else(|| {
+                        switch_error(
+                            def.span,
+                            format!(
+                                "`--set {}={text}`: not a value of type {}",
+                                def.name, def.ty
+                            ),
+                        )
+                    })?,
+                    None => {
+                        let mut frame = Eval::frame(def.default.frame.locals.len());
+                        Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
+                            &empty,
+                            &mut frame,
+                            &def.default.expr,
+                        )?
+                    }
+                };
+                if let Some(range) = &def.range
+                    && !ops::in_range(&value, range)
+                {
+                    return Err(switch_error(
+                        def.span,
+                        format!(
+                            "`{}` = {value} lies outside its range {}",
+                            def.name,
+                            ops::range_text(range)
+                        ),
+                    ));
+                }
+                values.push(value);
+            }
+            if std::ptr::eq(params, &program.config) {
+                machine.config = values;
+            } else {
+                machine.tunable_defaults = values;
+            }
+        }
+        Ok(machine)
+    }
+
+    /// Parses a `--set` value of type `ty`.
+    fn parse_setting(&self, ty: &Ty, text: &str) -> Option<Value> {
+        match ty {
+            Ty::Int => text.replace('_', "").parse().ok().map(Value::Int),
+            Ty::Float => text.parse().ok().and_then(Value::float),
+            Ty::Bool => text.parse().ok().map(Value::Bool),
+            Ty::String => Some(Value::str(text)),
+            Ty::Enum(name) => {
+                let e = self.program.enums.iter().position(|e| *e.name == **name)?;
+                let variant = text.rsplit('.').next()?;
+                let index = self.program.enums[e]
+                    .variants
+                    .iter()
+                    .position(|(v, p)| v == variant && p.is_empty())?;
+                self.variant(
+                    EnumId(e as u32),
+                    index as u32,
+                    Vec::new(),
+                    SrcSpan::default(),
+                )
+                .ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// True when `layer` runs under the switches.
+    pub fn is_enabled(&self, layer: LayerId) -> bool {
+        self.enabled.get(layer.index()).copied().unwrap_or(false)
+    }
+
+    /// The enabled layers' names, bottom-up.
+    pub fn enabled_layers(&self) -> Vec<String> {
+        self.order.iter().map(|&l| self.layer_name(l)).collect()
+    }
+
+    /// The values of the config parameters, by name, after `--set`.
+    pub fn config_values(&self) -> BTreeMap<String, Value> {
+        self.program
+            .config
+            .iter()
+            .map(|p| p.name.clone())
+            .zip(self.config.iter().cloned())
+            .collect()
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    pub(crate) fn layer_name(&self, layer: LayerId) -> String {
+        self.program
+            .layers
+            .get(layer.index())
+            .map(|l| l.name.clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn action_name(&self, action: ActionId) -> &str {
+        self.program
+            .actions
+            .get(action.index())
+            .map_or("?", |a| a.name.as_str())
+    }
+
+    /// The model of `effect` in the highest enabled layer that declares one.
+    pub(crate) fn model(&self, effect: &str) -> Option<&Model> {
+        let &(layer, i) = self.models.get(effect)?;
+        self.program.layers[layer.index()].models.get(i)
+    }
+
+    /// The dependency bit of state slot `i`.
+    pub(crate) fn state_dep(&self, i: usize) -> usize {
+        i
+    }
+
+    /// The dependency bit of tunable `i`.
+    pub(crate) fn tunable_dep(&self, i: usize) -> usize {
+        self.program.state.len() + i
+    }
+
+    /// The dependency bit of the game's view.
+    pub(crate) fn game_dep(&self) -> usize {
+        self.program.state.len() + self.program.tunables.len()
+    }
+
+    pub(crate) fn variant(
+        &self,
+        enum_id: EnumId,
+        index: u32,
+        payload: Vec<Value>,
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        if payload.is_empty()
+            && let Some(v) = self
+                .unit_variants
+                .get(enum_id.index())
+                .and_then(|vs| vs.get(index as usize))
+        {
+            return Ok(v.clone());
+        }
+        let (enum_name, variants) = self.enums.get(enum_id.index()).ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown enum")
+        })?;
+        let name = variants.get(index as usize).cloned().ok_or_else(|| {
+            RuntimeError::new(ErrorCode::Internal, span, "internal error: unknown variant")
+        })?;
+        Ok(Value::Variant(Arc::new(VariantValue {
+            enum_name: enum_name.clone(),
+            index,
+            name,
+            payload,
+        })))
+    }
+}

@@ -1,0 +1,155 @@
+//! Snapshots: the harness's state at one moment, cheap to copy.
+//!
+//! A [`Snapshot`] holds the values of every state slot and tunable, and a memo of the computed
+//! values already evaluated in it. Slots and tunables sit behind [`Arc`]s and are copied on
+//! write, so copying a snapshot for a preview copies two pointers and the memo table, never the
+//! values themselves.
+//!
+//! # Memoisation with dependency tracking
+//!
+//! Each memo entry records the set of slots, tunables and (as one flag) the game's view that its
+//! evaluation read, directly or through other computed values. A patch of slot `s` drops exactly
+//! the entries whose set contains `s`, so a computed value read after a patch is never stale,
+//! also within the same action, while values that do not depend on `s` stay memoised. Entries
+//! are [`OnceLock`]s, so a snapshot shared by a preview can be filled in through a shared
+//! reference.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::value::Value;
+
+/// A set of dependencies: one bit per state slot, per tunable and for the game's view.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepSet {
+    bits: Vec<u64>,
+}
+
+impl DepSet {
+    /// Adds dependency `i`.
+    pub fn insert(&mut self, i: usize) {
+        let word = i / 64;
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= 1 << (i % 64);
+    }
+
+    /// True when `i` is in the set.
+    pub fn contains(&self, i: usize) -> bool {
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Adds every dependency of `other`.
+    pub fn union(&mut self, other: &DepSet) {
+        if self.bits.len() < other.bits.len() {
+            self.bits.resize(other.bits.len(), 0);
+        }
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+    }
+}
+
+/// A memoised computed value and what it was computed from.
+#[derive(Clone, Debug)]
+pub(crate) struct Memo {
+    pub(crate) value: Value,
+    pub(crate) deps: Arc<DepSet>,
+}
+
+/// The harness's state at one moment: slots, tunables and memoised computed values.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    state: Arc<Vec<Value>>,
+    tunables: Arc<Vec<Value>>,
+    memo: Vec<OnceLock<Memo>>,
+}
+
+impl Snapshot {
+    /// A snapshot with these slot and tunable values and an empty memo for `computed` values.
+    pub fn new(state: Vec<Value>, tunables: Vec<Value>, computed: usize) -> Self {
+        Self {
+            state: Arc::new(state),
+            tunables: Arc::new(tunables),
+            memo: (0..computed).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The value of state slot `i` (`Unit` for a slot of a disabled layer).
+    pub fn state(&self, i: usize) -> &Value {
+        self.state.get(i).unwrap_or(&Value::Unit)
+    }
+
+    /// The value of tunable `i`.
+    pub fn tunable(&self, i: usize) -> &Value {
+        self.tunables.get(i).unwrap_or(&Value::Unit)
+    }
+
+    /// Every state slot's value, by slot index.
+    pub fn state_values(&self) -> &[Value] {
+        &self.state
+    }
+
+    /// Every tunable's value, by tunable index.
+    pub fn tunable_values(&self) -> &[Value] {
+        &self.tunables
+    }
+
+    /// Sets slot `i`, dropping the memo entries that read dependency `dep` (the slot's bit).
+    pub(crate) fn set_state(&mut self, i: usize, value: Value, dep: usize) {
+        if let Some(slot) = Arc::make_mut(&mut self.state).get_mut(i) {
+            *slot = value;
+        }
+        self.invalidate(dep);
+    }
+
+    /// Sets tunable `i`, dropping the memo entries that read dependency `dep`.
+    pub(crate) fn set_tunable(&mut self, i: usize, value: Value, dep: usize) {
+        if let Some(slot) = Arc::make_mut(&mut self.tunables).get_mut(i) {
+            *slot = value;
+        }
+        self.invalidate(dep);
+    }
+
+    /// Drops every memo entry that read dependency `dep`.
+    pub(crate) fn invalidate(&mut self, dep: usize) {
+        for entry in &mut self.memo {
+            if entry.get().is_some_and(|m| m.deps.contains(dep)) {
+                entry.take();
+            }
+        }
+    }
+
+    /// The memoised value of computed `i`, if any.
+    pub(crate) fn memo(&self, i: usize) -> Option<&Memo> {
+        self.memo.get(i).and_then(OnceLock::get)
+    }
+
+    /// Records the value of computed `i`.
+    pub(crate) fn set_memo(&self, i: usize, memo: Memo) {
+        if let Some(entry) = self.memo.get(i) {
+            // A concurrent fill cannot happen (a snapshot is evaluated by one thread at a time),
+            // and a second fill would hold the same value, so a lost race loses nothing.
+            let _ = entry.set(memo);
+        }
+    }
+
+    /// How many computed values are memoised; for tests of the memoisation.
+    pub fn memoised(&self) -> usize {
+        self.memo.iter().filter(|m| m.get().is_some()).count()
+    }
+}
+
+/// The result of `sim.next(action)`: weighted successor snapshots.
+#[derive(Clone, Debug)]
+pub struct Preview {
+    /// The previewed action's name.
+    pub action: Arc<str>,
+    /// Its arguments.
+    pub args: Vec<Value>,
+    /// The successors and their probabilities, which sum to one (or the list is empty when the
+    /// action could not run).
+    pub branches: Vec<(f64, Arc<Snapshot>)>,
+}

@@ -1,0 +1,132 @@
+//! Named, seeded random streams.
+//!
+//! Every random draw in an episode comes from a [`Stream`] that [`RngStreams`] derives from the
+//! episode's seed and a purpose name (`"game"`, `"belief.sampler"`, ...). Streams with different
+//! names are independent, and a stream depends only on `(seed, name)`: not on the order in which
+//! streams are created, not on other streams' draws and not on the thread that draws. The name
+//! is hashed with FNV-1a (a fixed, platform-independent function; never `std`'s randomised
+//! hasher) and the generator is SplitMix64.
+
+/// Derives independent deterministic streams from one seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RngStreams {
+    seed: u64,
+}
+
+impl RngStreams {
+    /// The streams of the episode with this seed.
+    pub fn new(seed: u64) -> Self {
+        Self { seed }
+    }
+
+    /// The episode's seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The stream for `name`, positioned at its start.
+    pub fn stream(&self, name: &str) -> Stream {
+        // Mixing the name's hash through one SplitMix64 step decorrelates streams whose names
+        // hash to nearby values.
+        let mut state = self.seed ^ fnv1a(name.as_bytes());
+        let start = splitmix64(&mut state);
+        Stream { state: start }
+    }
+}
+
+/// One deterministic random stream (SplitMix64).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stream {
+    state: u64,
+}
+
+impl Stream {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        splitmix64(&mut self.state)
+    }
+
+    /// A float uniformly distributed in `[0, 1)`, with 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// An integer uniformly distributed in `0..n`; `0` when `n` is `0`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        // Rejection sampling removes the modulo bias of `next_u64() % n`.
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+
+    /// True with probability `p` (clamped to `[0, 1]`).
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.next_f64() < p
+    }
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_depend_only_on_seed_and_name() {
+        let streams = RngStreams::new(7);
+        let mut a = streams.stream("game");
+        let _other = streams.stream("belief").next_u64();
+        let mut b = RngStreams::new(7).stream("game");
+        assert_eq!((a.next_u64(), a.next_u64()), (b.next_u64(), b.next_u64()));
+        assert_ne!(
+            streams.stream("game").next_u64(),
+            streams.stream("belief").next_u64()
+        );
+        assert_ne!(
+            streams.stream("game").next_u64(),
+            RngStreams::new(8).stream("game").next_u64()
+        );
+    }
+
+    #[test]
+    fn known_first_draw_is_stable_across_platforms_and_versions() {
+        // Pinning one draw catches an accidental change of hash or generator, which would
+        // silently change every recorded experiment.
+        assert_eq!(
+            RngStreams::new(0).stream("game").next_u64(),
+            17_024_573_563_194_565_354
+        );
+    }
+
+    #[test]
+    fn floats_and_bounded_draws_stay_in_range() {
+        let mut s = RngStreams::new(1).stream("x");
+        for _ in 0..1000 {
+            let f = s.next_f64();
+            assert!((0.0..1.0).contains(&f));
+            assert!(s.below(7) < 7);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! `harness run`: one episode of a harness on a game instance and seed.
+//!
+//! Prints a readable turn-by-turn account (what was observed, what each layer concluded, what
+//! was chosen and why) or, with `--format json`, a summary object; `--trace FILE` writes every
+//! event as JSON lines. A runtime error is rendered with its location and the episode's result is
+//! still printed.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use harness_compiler::ir::{Program, SrcSpan};
+use harness_runtime::{
+    EpisodeResult, Event, EventKind, Limits, Machine, Phase, RngStreams, RuntimeError, Switches,
+    Value, run_episode, to_json_lines,
+};
+
+use crate::{games, render};
+
+/// What `harness run` was asked to do.
+pub struct RunArgs<'a> {
+    /// The harness: a `.harness` file or a directory of them.
+    pub file: &'a Path,
+    /// The module to run, when the harness has several top modules.
+    pub module: Option<&'a str>,
+    /// The game's name; by default the one the harness uses.
+    pub game: Option<&'a str>,
+    /// The Battleship protocol.
+    pub protocol: harness_battleship::Protocol,
+    /// The instance; the game's first when absent.
+    pub instance: Option<&'a str>,
+    /// The seed.
+    pub seed: u64,
+    /// `--layers`, `--without` and `--set`.
+    pub switches: Switches,
+    /// Print the JSON summary instead of the account.
+    pub json: bool,
+    /// Where to write the event trace.
+    pub trace: Option<&'a Path>,
+    /// The turn limit.
+    pub max_turns: u32,
+}
+
+/// Runs the command.
+pub fn run(args: &RunArgs<'_>) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
+    let sources = games::sources(args.file)?;
+    let Ok(program) = games::compile(&sources, args.module) else {
+        return Ok(ExitCode::FAILURE);
+    };
+    let game_name = match (args.game, program.game.as_deref()) {
+        (Some(name), _) | (None, Some(name)) => name,
+        (None, None) => return Err(format!("`{}` names no game; pass --game", program.module)),
+    };
+    let kind = games::game_kind(game_name, args.protocol)?;
+    // Runtime errors name a span in one of the program's files; render it against that file.
+    let source_of = |error: &RuntimeError| -> (String, String) {
+        let path = program
+            .files
+            .get(error.span.file as usize)
+            .cloned()
+            .unwrap_or_default();
+        let text = sources
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default();
+        (path, text)
+    };
+
+    let mut natives = harness_stdlib::prelude::natives();
+    natives.extend(&kind.natives());
+    let limits = Limits {
+        max_turns: args.max_turns,
+        ..Limits::default()
+    };
+    let machine = match Machine::new(program.clone(), natives, &args.switches, limits) {
+        Ok(machine) => machine,
+        Err(error) => {
+            let (path, text) = source_of(&error);
+            eprint!("{}", render_error(&error, &program, &path, &text));
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let instances = kind.instances();
+    let instance = args
+        .instance
+        .map(str::to_string)
+        .or_else(|| instances.first().cloned())
+        .unwrap_or_default();
+    let mut game = kind.start(&instance, &RngStreams::new(args.seed))?;
+    let result = run_episode(&machine, game.as_mut());
+
+    if let Some(trace) = args.trace {
+        std::fs::write(trace, to_json_lines(&result.events))
+            .map_err(|e| format!("cannot write the trace to {}: {e}", trace.display()))?;
+    }
+    if args.json {
+        let summary = serde_json::json!({
+            "harness": program.module,
+            "game": game_name,
+            "instance": instance,
+            "seed": args.seed,
+            "layers": machine.enabled_layers(),
+            "config": machine.config_values(),
+            "result": &result,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
+    } else {
+        print!(
+            "{}",
+            account(&result, &machine.enabled_layers(), &instance, args.seed)
+        );
+    }
+    if let Some(error) = &result.error {
+        let (path, text) = source_of(error);
+        eprint!("{}", render_error(error, &program, &path, &text));
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A runtime error with its location and the source line, for the terminal.
+fn render_error(error: &RuntimeError, program: &Program, path: &str, text: &str) -> String {
+    let mut out = format!("error[{}]: {}\n", error.code, error.message);
+    if let Some(declared) = &error.declared {
+        let _ = writeln!(out, "  = declared error: {declared}");
+    }
+    if error.span == SrcSpan::default() {
+        return out;
+    }
+    let file = program
+        .files
+        .get(error.span.file as usize)
+        .map_or(path, String::as_str);
+    let (line, column) = render::line_column(text, error.span.start as usize);
+    let _ = writeln!(out, "  --> {file}:{line}:{column}");
+    if let Some(source) = text.lines().nth(line - 1) {
+        let width = line.to_string().len();
+        let length = (error.span.end - error.span.start).max(1) as usize;
+        let underline = length
+            .min(source.chars().count().saturating_sub(column - 1))
+            .max(1);
+        let _ = writeln!(out, "{:width$} |", "");
+        let _ = writeln!(out, "{line} | {source}");
+        let _ = writeln!(
+            out,
+            "{:width$} | {}{}",
+            "",
+            " ".repeat(column - 1),
+            "^".repeat(underline)
+        );
+    }
+    out
+}
+
+/// Shortens a value's display for the account.
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(57).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn call(name: &str, args: &[Value]) -> String {
+    format!(
+        "{name}({})",
+        args.iter().map(short).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// The readable turn-by-turn account of an episode.
+fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64) -> String {
+    let mut out = format!(
+        "layers: {}   instance: {instance}   seed: {seed}\n",
+        layers.join(", ")
+    );
+    let mut turn = u32::MAX;
+    // Previews are many per turn; the account summarises them per action instead of listing each.
+    let mut previews: Vec<(String, f64)> = Vec::new();
+    let flush = |out: &mut String, previews: &mut Vec<(String, f64)>| {
+        let lowest = previews.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let highest = previews.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some((lo_action, lo)), Some((hi_action, hi))) = (lowest, highest) {
+            let _ = writeln!(
+                out,
+                "  previewed {} actions with sim.next; values from {lo:.3} ({lo_action}) to {hi:.3} ({hi_action})",
+                previews.len()
+            );
+        }
+        previews.clear();
+    };
+    for Event {
+        turn: t,
+        phase,
+        layer,
+        kind,
+        ..
+    } in &result.events
+    {
+        if *t != turn && *phase != Phase::End {
+            flush(&mut out, &mut previews);
+            turn = *t;
+            let _ = writeln!(out, "turn {t}");
+        }
+        let layer = layer.as_deref().unwrap_or("game");
+        match kind {
+            EventKind::Observation { name, args } => {
+                let _ = writeln!(out, "  observed  {}", call(name, args));
+            }
+            // A patch that leaves the value as it was says nothing to a reader (the trace keeps it).
+            EventKind::Patch { field, old, new } if old != new => {
+                let _ = writeln!(
+                    out,
+                    "  {layer:<10} {field}: {} → {}",
+                    short(old),
+                    short(new)
+                );
+            }
+            EventKind::Patch { .. } => {}
+            EventKind::Preview {
+                action,
+                args,
+                reading,
+                value,
+                ..
+            } => {
+                if reading == "expect" || reading == "prob" {
+                    previews.push((call(action, args), value.as_f64().unwrap_or(0.0)));
+                }
+            }
+            EventKind::Gate { gate, value } => {
+                if *value {
+                    let _ = writeln!(out, "  {layer:<10} gate {gate} holds");
+                }
+            }
+            EventKind::Revision { tunable, old, new } => {
+                let _ = writeln!(
+                    out,
+                    "  {layer:<10} revised {tunable}: {} → {}",
+                    short(old),
+                    short(new)
+                );
+            }
+            EventKind::Chosen { action, args, rule } => {
+                flush(&mut out, &mut previews);
+                let _ = writeln!(
+                    out,
+                    "  decided   {} (layer {layer}, rule {})",
+                    call(action, args),
+                    rule + 1
+                );
+            }
+            EventKind::Rejected { action, error } => {
+                let _ = writeln!(
+                    out,
+                    "  rejected  {action}: {} {}",
+                    error.code, error.message
+                );
+            }
+            EventKind::Effect { name, args } => {
+                let _ = writeln!(out, "  sent      game.{}", call(name, args));
+            }
+            EventKind::Error { error } => {
+                flush(&mut out, &mut previews);
+                let _ = writeln!(out, "  error     {} {}", error.code, error.message);
+            }
+            EventKind::EpisodeEnd { reason, metrics } => {
+                flush(&mut out, &mut previews);
+                let metrics: Vec<String> = metrics
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", short(v)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "episode ended ({reason}) after {} actions: {}",
+                    result.turns,
+                    metrics.join(" ")
+                );
+            }
+        }
+    }
+    out
+}
