@@ -335,7 +335,6 @@ impl Shift {
             | K::Const(_)
             | K::GameProperty(_)
             | K::FnRef(_)
-            | K::EmptyMap
             | K::None => {}
         }
     }
