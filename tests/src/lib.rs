@@ -15,11 +15,12 @@ use std::fmt::Write;
 use harness_compiler::signatures::SignatureSet;
 use harness_compiler::{Diagnostic, Severity, Workspace};
 
-/// The signatures the command line uses: the standard library and the games.
+/// The signatures the command line uses (`src/games.rs`): the prelude, the runtime's preview
+/// methods and the games' bindings.
 pub fn signatures() -> SignatureSet {
-    let mut set = harness_stdlib::registry::signatures();
-    harness_stdlib::prelude::add_missing(&mut set);
-    set.extend(harness_battleship::bindings::signatures());
+    let mut set = harness_stdlib::prelude::signatures();
+    set.extend(harness_runtime::signatures());
+    set.game(harness_battleship::bindings::game());
     set.game(harness_runtime::GameKind::bindings(
         &harness_search::LineSearch,
     ));
