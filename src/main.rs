@@ -9,6 +9,7 @@ mod ablate;
 mod check;
 mod fmt_cmd;
 mod games;
+mod lsp;
 mod plot;
 mod render;
 mod results;
@@ -136,6 +137,8 @@ enum Command {
         /// Files, or directories searched recursively for `.harness` files (default: `.`).
         paths: Vec<PathBuf>,
     },
+    /// Run the language server on standard input and output (for editors).
+    Lsp,
     /// Look at the Battleship game's instances.
     Battleship {
         #[command(subcommand)]
@@ -267,6 +270,7 @@ fn main() -> ExitCode {
             jobs,
         }),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
+        Command::Lsp => lsp::run(),
         Command::Battleship {
             command: BattleshipCommand::Boards { protocol },
         } => match harness_battleship::render::render_suite(protocol.protocol()) {

@@ -9,6 +9,8 @@
 //! chunk, [`env`](mod@env) builds every module's scope from the chunks' signatures, [`check`] checks and
 //! lowers one chunk, [`global`] runs the whole-program checks, [`lower`] assembles the IR. The
 //! [`db`] module wires these as salsa queries so that an edit re-checks only what it affects.
+//! [`ide`] answers an editor's questions (hover, definition, references, completion...) from the
+//! same queries.
 
 pub mod check;
 pub mod codes;
@@ -16,6 +18,7 @@ pub mod db;
 pub mod diagnostic;
 pub mod env;
 pub mod global;
+pub mod ide;
 pub mod ir;
 pub mod lower;
 pub mod parse;

@@ -33,7 +33,7 @@ pub enum Ty {
     Record(Arc<RecordTy>),
     /// A user-declared or library enum, by qualified name.
     Enum(Arc<str>),
-    /// An opaque type of the game or the standard library (`Cell`, `Grid<Float>`...).
+    /// An opaque type of the game or the standard library (`Cell`, `Grid`...).
     Opaque(Arc<str>, Vec<Ty>),
     /// A function or closure type `fn(A, B) -> R`; only as a parameter of a builtin.
     Fn(Vec<Ty>, Box<Ty>),

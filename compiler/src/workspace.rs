@@ -101,6 +101,16 @@ impl Workspace {
         &self.db
     }
 
+    /// The database and the inputs, for the editor queries of [`crate::ide`].
+    pub(crate) fn query_parts(&self) -> (&Database, Inputs) {
+        (&self.db, self.inputs)
+    }
+
+    /// The salsa handle of a loaded file, for the editor queries of [`crate::ide`].
+    pub(crate) fn source_file(&self, path: &str) -> Option<SourceFile> {
+        self.files.get(path).copied()
+    }
+
     /// The diagnostics of one file, sorted by position.
     pub fn file_diagnostics(&self, path: &str) -> Vec<Diagnostic> {
         let Some(file) = self.files.get(path).copied() else {

@@ -250,6 +250,7 @@ impl<'m> Eval<'m> {
                 let items: BTreeSet<Value> = self.exprs(snap, frame, items)?.into_iter().collect();
                 Ok(Value::Set(Arc::new(items)))
             }
+            ExprKind::EmptyMap => Ok(Value::Map(Arc::default())),
             ExprKind::Field(base, index) => match self.expr(snap, frame, base)? {
                 Value::Record(r) => r
                     .values

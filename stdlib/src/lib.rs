@@ -11,6 +11,3 @@ pub mod stats;
 
 /// Ablation summaries: per-stack rows, marginals and the heavy-lifting verdict.
 pub mod ablation;
-
-/// The builtin registry: signatures, documentation and examples of every builtin.
-pub mod registry;

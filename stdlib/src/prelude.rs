@@ -1221,19 +1221,6 @@ pub fn signatures() -> SignatureSet {
     set
 }
 
-/// Adds to `set` the prelude entries whose registry names it does not have yet.
-///
-/// A bridge while `registry.rs` (signatures only) and this table (signatures with natives) both
-/// exist: the command line and the test corpus check against their union.
-pub fn add_missing(set: &mut SignatureSet) {
-    let mine = signatures();
-    for builtin in mine.builtins {
-        if !set.builtins.iter().any(|b| b.name == builtin.name) {
-            set.builtins.push(builtin);
-        }
-    }
-}
-
 /// The prelude's native implementations, by registry name.
 pub fn natives() -> Natives {
     let mut natives = Natives::new();

@@ -1,0 +1,2422 @@
+//! Editor queries over a [`Workspace`]: the symbol under the cursor, its definition, its
+//! references, hover text, completion, document symbols, rename edits, semantic tokens and quick
+//! fixes.
+//!
+//! Every function here is pure: it reads the workspace's salsa queries (the outline, the parsed
+//! chunks, the environment and the chunk checks) and returns plain data with byte spans in the
+//! file. The language server in `src/` turns that data into protocol messages. Nothing here
+//! re-parses or re-checks more than the queries already did, so answering an editor after an edit
+//! costs what the edit costs the checker.
+//!
+//! Names are resolved the way the checker resolves them (locals, then layer members, then items,
+//! then builtins), from the syntax tree of the chunk under the cursor. The types of expressions
+//! come from the chunk's lowered IR, which carries a type and a span on every node; that is how a
+//! method call on a value is resolved to the builtin it calls and how hover shows an expression's
+//! type.
+
+use std::collections::BTreeMap;
+
+use harness_grammar::{Span, ast};
+
+use crate::Workspace;
+use crate::check::ChunkIr;
+use crate::db::{self, Database, Inputs, SourceFile};
+use crate::diagnostic::Diagnostic;
+use crate::env::{DefKey, Env, MemberDef, Scope, TypeDef, ValueDef};
+use crate::ir::{self, LayerId};
+use crate::signatures::{Builtin, BuiltinKind, SignatureSet, type_constructor};
+use crate::split::ChunkKind;
+use crate::types::Ty;
+
+/// What kind of user definition a [`Symbol::Def`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DefKind {
+    /// `const`.
+    Const,
+    /// A `config` entry.
+    Config,
+    /// A top-level or layer-local `fn`.
+    Fn,
+    /// An `error` code.
+    Error,
+    /// A `type` alias.
+    TypeAlias,
+    /// An `enum`.
+    Enum,
+    /// A state field.
+    State,
+    /// A `tunable`.
+    Tunable,
+    /// A `computed` value.
+    Computed,
+    /// An `action`.
+    Action,
+}
+
+/// Which part of a game's bindings a [`Symbol::Game`] names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GameKind {
+    /// A query: a property or a query function.
+    Query,
+    /// An effect sent with `emit`.
+    Effect,
+    /// An observation handled with `on`.
+    Observation,
+}
+
+/// What a name refers to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Symbol {
+    /// A user definition: an item (`layer` is `None`) or a layer member.
+    Def(DefKey, DefKind),
+    /// A layer.
+    Layer {
+        /// The module that declares it.
+        module: String,
+        /// Its name.
+        name: String,
+    },
+    /// An enum variant; `module` is `None` for an enum of the library or the game (and for
+    /// `Some`/`None`).
+    Variant {
+        /// The module that declares the enum.
+        module: Option<String>,
+        /// The enum's name.
+        enum_name: String,
+        /// The variant's name.
+        variant: String,
+    },
+    /// A field of a record `type` alias.
+    Field {
+        /// The alias.
+        record: DefKey,
+        /// The field's name.
+        field: String,
+    },
+    /// A local: a parameter, a `let` or pattern binding, a closure parameter.
+    Local {
+        /// The file that declares it.
+        file: String,
+        /// Where its name is declared, in the file.
+        span: Span,
+    },
+    /// A builtin, by registry name (`abs`, `List.max_by`, `Posterior.prior`).
+    Builtin(String),
+    /// A binding of the game.
+    Game(GameKind, String),
+    /// A type that is not declared in a harness file: a primitive, a library or a game type.
+    LibraryType(String),
+}
+
+/// A declaration in a file: what the outline, hover and go-to-definition show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declaration {
+    /// What it declares.
+    pub symbol: Symbol,
+    /// Its name.
+    pub name: String,
+    /// Where the name is written, in the file.
+    pub name_span: Span,
+    /// The whole declaration, in the file.
+    pub span: Span,
+    /// A one-line summary, such as `computed best_cell: Option<Cell>`.
+    pub detail: String,
+    /// Its `///` documentation.
+    pub docs: String,
+    /// The name of the enclosing declaration: the layer of a member, the enum of a variant, the
+    /// record of a field.
+    pub container: Option<String>,
+}
+
+/// A declaration with the declarations nested in it, for the document outline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutlineNode {
+    /// The declaration.
+    pub declaration: Declaration,
+    /// Layer members, enum variants, record fields.
+    pub children: Vec<OutlineNode>,
+}
+
+/// The answer to a hover request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hover {
+    /// Markdown: a code block with the signature or type, then the documentation.
+    pub markdown: String,
+    /// The hovered range, in the file.
+    pub span: Span,
+}
+
+/// What a completion item is, for its icon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CompletionKind {
+    /// A local variable.
+    Local,
+    /// A state field, tunable, computed value or query property.
+    Property,
+    /// A function, builtin or query function.
+    Function,
+    /// A method of a type.
+    Method,
+    /// An action.
+    Action,
+    /// A constant or a config entry.
+    Constant,
+    /// A type.
+    Type,
+    /// An enum.
+    Enum,
+    /// An enum variant.
+    Variant,
+    /// A layer.
+    Layer,
+    /// An effect or an observation of the game.
+    Event,
+    /// A keyword.
+    Keyword,
+    /// A record field.
+    Field,
+}
+
+/// One completion item.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Completion {
+    /// The text inserted.
+    pub label: String,
+    /// What it is.
+    pub kind: CompletionKind,
+    /// Its type or signature.
+    pub detail: String,
+    /// Its documentation.
+    pub docs: String,
+}
+
+/// How a semantic token is highlighted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TokenKind {
+    /// A layer.
+    Namespace,
+    /// A type alias, a library or game type.
+    Type,
+    /// An enum.
+    Enum,
+    /// An enum variant.
+    EnumMember,
+    /// A parameter or other local.
+    Variable,
+    /// A state field, a tunable, a computed value, a record field, a game property.
+    Property,
+    /// A function or builtin.
+    Function,
+    /// An action.
+    Method,
+    /// A game effect or observation.
+    Event,
+    /// A constant, config entry or error code.
+    Constant,
+}
+
+/// One semantic token: a name and how to highlight it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SemanticToken {
+    /// The name's span, in the file.
+    pub span: Span,
+    /// Its kind.
+    pub kind: TokenKind,
+    /// True at the name's declaration.
+    pub declaration: bool,
+    /// True for builtins and game bindings.
+    pub library: bool,
+}
+
+/// A quick fix for a diagnostic: replace a span with a text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the editor shows, such as "replace with `hit_prob`".
+    pub title: String,
+    /// The span replaced, in the file.
+    pub span: Span,
+    /// The replacement.
+    pub text: String,
+}
+
+/// Why a rename was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenameError {
+    /// No name at the position.
+    NoSymbol,
+    /// The name belongs to the library or the game and cannot be renamed from a harness file.
+    NotRenamable(String),
+    /// The new name is not a valid identifier.
+    InvalidName(String),
+}
+
+impl std::fmt::Display for RenameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenameError::NoSymbol => f.write_str("there is no name to rename here"),
+            RenameError::NotRenamable(name) => {
+                write!(
+                    f,
+                    "`{name}` belongs to the library or the game and cannot be renamed here"
+                )
+            }
+            RenameError::InvalidName(name) => write!(f, "`{name}` is not a valid name"),
+        }
+    }
+}
+
+impl std::error::Error for RenameError {}
+
+/// The symbol under `offset` in a file, and the span of the name there.
+pub fn symbol_at(ws: &Workspace, path: &str, offset: u32) -> Option<(Symbol, Span)> {
+    let file = FileView::new(ws, path)?;
+    let chunk = file.chunk_at(offset)?;
+    let mut found = None;
+    chunk.walk(&mut |ident, span, role, locals| {
+        if found.is_none() && span.start <= offset && offset <= span.end {
+            found = chunk.resolve(ident, span, &role, locals).map(|s| (s, span));
+        }
+    });
+    found
+}
+
+/// Where the symbol under `offset` is declared: a file path and the span of the name.
+pub fn definition(ws: &Workspace, path: &str, offset: u32) -> Option<(String, Span)> {
+    let (symbol, _) = symbol_at(ws, path, offset)?;
+    declaration_of(ws, &symbol).map(|(file, decl)| (file, decl.name_span))
+}
+
+/// Every occurrence of the symbol under `offset`, across the workspace, declaration included,
+/// sorted by file and position.
+pub fn references(ws: &Workspace, path: &str, offset: u32) -> Vec<(String, Span)> {
+    let Some((symbol, _)) = symbol_at(ws, path, offset) else {
+        return Vec::new();
+    };
+    occurrences(ws, &symbol)
+}
+
+/// Every occurrence of a symbol across the workspace, sorted by file and position.
+fn occurrences(ws: &Workspace, symbol: &Symbol) -> Vec<(String, Span)> {
+    let paths = match symbol {
+        // A local is visible only in the file that declares it.
+        Symbol::Local { file, .. } => vec![file.clone()],
+        _ => ws.paths(),
+    };
+    let mut out = Vec::new();
+    for path in paths {
+        let Some(file) = FileView::new(ws, &path) else {
+            continue;
+        };
+        for chunk in file.chunks() {
+            chunk.walk(&mut |ident, span, role, locals| {
+                if chunk.resolve(ident, span, &role, locals).as_ref() == Some(symbol) {
+                    out.push((path.clone(), span));
+                }
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The edits that rename the symbol under `offset` to `new_name`: every occurrence, by file.
+pub fn rename(
+    ws: &Workspace,
+    path: &str,
+    offset: u32,
+    new_name: &str,
+) -> Result<BTreeMap<String, Vec<(Span, String)>>, RenameError> {
+    let (symbol, span) = symbol_at(ws, path, offset).ok_or(RenameError::NoSymbol)?;
+    if matches!(
+        symbol,
+        Symbol::Builtin(_) | Symbol::Game(..) | Symbol::LibraryType(_)
+    ) || matches!(&symbol, Symbol::Variant { module: None, .. })
+    {
+        let text = ws.text(path).unwrap_or_default();
+        let name = text.get(span.range()).unwrap_or_default().to_owned();
+        return Err(RenameError::NotRenamable(name));
+    }
+    if !is_identifier(new_name) {
+        return Err(RenameError::InvalidName(new_name.to_owned()));
+    }
+    let mut edits: BTreeMap<String, Vec<(Span, String)>> = BTreeMap::new();
+    for (file, span) in occurrences(ws, &symbol) {
+        edits
+            .entry(file)
+            .or_default()
+            .push((span, new_name.to_owned()));
+    }
+    Ok(edits)
+}
+
+/// True for a name the lexer reads as one identifier and not as a keyword.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    starts_well && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && !KEYWORDS.contains(&name)
+}
+
+/// The language's keywords, for completion and for refusing them as names.
+const KEYWORDS: &[&str] = &[
+    "harness",
+    "use",
+    "game",
+    "type",
+    "enum",
+    "const",
+    "config",
+    "fn",
+    "error",
+    "layer",
+    "needs",
+    "state",
+    "tunable",
+    "computed",
+    "action",
+    "available",
+    "when",
+    "requires",
+    "else",
+    "fail",
+    "model",
+    "with",
+    "probability",
+    "otherwise",
+    "on",
+    "decide",
+    "revise",
+    "patch",
+    "emit",
+    "let",
+    "if",
+    "match",
+    "in",
+    "not",
+    "and",
+    "or",
+    "true",
+    "false",
+    "sim",
+];
+
+/// The hover text for `offset`: the symbol's signature and documentation, and the type of the
+/// expression under the cursor.
+pub fn hover(ws: &Workspace, path: &str, offset: u32) -> Option<Hover> {
+    let file = FileView::new(ws, path)?;
+    let chunk = file.chunk_at(offset)?;
+    let symbol = symbol_at(ws, path, offset);
+    let expr_ty = chunk.type_at(offset);
+    let mut parts: Vec<String> = Vec::new();
+    let mut span = None;
+    if let Some((symbol, at)) = &symbol {
+        span = Some(*at);
+        let (signature, docs) = describe(ws, &chunk, symbol, expr_ty.as_ref().map(|(_, ty)| ty));
+        parts.push(format!("```harness\n{signature}\n```"));
+        if !docs.is_empty() {
+            parts.push(docs);
+        }
+    } else if let Some((at, ty)) = &expr_ty {
+        span = Some(*at);
+        parts.push(format!("```harness\n{ty}\n```"));
+    }
+    Some(Hover {
+        markdown: parts.join("\n\n"),
+        span: span?,
+    })
+}
+
+/// A symbol's signature line and documentation.
+fn describe(
+    ws: &Workspace,
+    chunk: &ChunkView<'_>,
+    symbol: &Symbol,
+    ty: Option<&Ty>,
+) -> (String, String) {
+    let sigs = chunk.file.sigs;
+    let game = chunk.scope.and_then(|s| s.game.as_ref());
+    match symbol {
+        Symbol::Local { file, span } => {
+            let name = ws
+                .text(file)
+                .and_then(|t| t.get(span.range()).map(str::to_owned))
+                .unwrap_or_default();
+            match ty {
+                Some(ty) => (format!("{name}: {ty}"), String::new()),
+                None => (name, String::new()),
+            }
+        }
+        Symbol::Builtin(name) => {
+            let builtin = sigs
+                .builtins
+                .iter()
+                .chain(game.into_iter().flat_map(|g| g.builtins.iter()))
+                .find(|b| b.name == *name);
+            match builtin {
+                Some(b) => (b.text.clone(), with_example(&b.doc, &b.example)),
+                None => (name.clone(), String::new()),
+            }
+        }
+        Symbol::Game(kind, name) => {
+            let Some(game) = game else {
+                return (format!("game.{name}"), String::new());
+            };
+            match kind {
+                GameKind::Query => match game.queries.iter().find(|q| q.name == *name) {
+                    Some(q) => {
+                        let sig = match &q.sig {
+                            Some(sig) => format!(
+                                "game.{}({}) -> {}",
+                                q.name,
+                                params_text(&sig.params),
+                                sig.ret
+                            ),
+                            None => format!("game.{}: {}", q.name, q.ty),
+                        };
+                        (sig, with_example(&q.doc, &q.example))
+                    }
+                    None => (format!("game.{name}"), String::new()),
+                },
+                GameKind::Effect | GameKind::Observation => {
+                    let list = if *kind == GameKind::Effect {
+                        &game.effects
+                    } else {
+                        &game.observations
+                    };
+                    let what = if *kind == GameKind::Effect {
+                        "effect"
+                    } else {
+                        "observation"
+                    };
+                    match list.iter().find(|m| m.name == *name) {
+                        Some(m) => (
+                            format!("{what} game.{}({})", m.name, params_text(&m.params)),
+                            m.doc.clone(),
+                        ),
+                        None => (format!("{what} game.{name}"), String::new()),
+                    }
+                }
+            }
+        }
+        Symbol::LibraryType(name) => {
+            let doc = sigs
+                .types
+                .iter()
+                .chain(game.into_iter().flat_map(|g| g.types.iter()))
+                .find(|t| t.name == *name)
+                .map(|t| t.doc.clone())
+                .or_else(|| {
+                    sigs.enums
+                        .iter()
+                        .chain(game.into_iter().flat_map(|g| g.enums.iter()))
+                        .find(|e| e.name == *name)
+                        .map(|e| {
+                            let variants: Vec<&str> =
+                                e.variants.iter().map(|(v, _)| v.as_str()).collect();
+                            format!("{}\n\nvariants: {}", e.doc, variants.join(", "))
+                        })
+                })
+                .unwrap_or_default();
+            (format!("type {name}"), doc)
+        }
+        Symbol::Variant {
+            module: None,
+            enum_name,
+            variant,
+        } => {
+            let payload = chunk
+                .scope
+                .and_then(|s| s.enum_named(enum_name))
+                .and_then(|e| e.variants.iter().find(|(v, _)| v == variant))
+                .map(|(_, payload)| {
+                    payload
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            let payload = if payload.is_empty() {
+                String::new()
+            } else {
+                format!("({payload})")
+            };
+            (format!("{enum_name}.{variant}{payload}"), String::new())
+        }
+        _ => match declaration_of(ws, symbol) {
+            Some((_, decl)) => {
+                let detail = match (ty, &symbol) {
+                    // A member read through a preview or a layer path: the declared type is in
+                    // the detail already.
+                    (_, Symbol::Def(..)) | (None, _) => decl.detail,
+                    (Some(ty), _) => format!("{}: {ty}", decl.detail),
+                };
+                (detail, decl.docs)
+            }
+            None => (format!("{symbol:?}"), String::new()),
+        },
+    }
+}
+
+fn with_example(doc: &str, example: &str) -> String {
+    if example.is_empty() {
+        doc.to_owned()
+    } else {
+        format!("{doc}\n\nExample: `{example}`")
+    }
+}
+
+fn params_text(params: &[crate::signatures::ParamSig]) -> String {
+    params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.ty))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Finds the declaration of a symbol in the workspace.
+fn declaration_of(ws: &Workspace, symbol: &Symbol) -> Option<(String, Declaration)> {
+    if let Symbol::Local { file, span } = symbol {
+        let text = ws.text(file)?;
+        let name = text.get(span.range())?.to_owned();
+        let decl = Declaration {
+            symbol: symbol.clone(),
+            name: name.clone(),
+            name_span: *span,
+            span: *span,
+            detail: name,
+            docs: String::new(),
+            container: None,
+        };
+        return Some((file.clone(), decl));
+    }
+    let module = match symbol {
+        Symbol::Def(key, _) => Some(&key.module),
+        Symbol::Layer { module, .. } => Some(module),
+        Symbol::Variant { module, .. } => module.as_ref(),
+        Symbol::Field { record, .. } => Some(&record.module),
+        _ => None,
+    }?;
+    let (db, inputs) = ws.query_parts();
+    let env = db::environment(db, inputs);
+    let path = env
+        .file_modules
+        .iter()
+        .find(|(_, m)| *m == module)
+        .map(|(p, _)| p.clone())?;
+    let decl = declarations(ws, &path)
+        .into_iter()
+        .find(|d| d.symbol == *symbol)?;
+    Some((path, decl))
+}
+
+/// Every declaration of a file, in source order: items, layers, members, state fields, enum
+/// variants and record fields.
+pub fn declarations(ws: &Workspace, path: &str) -> Vec<Declaration> {
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for chunk in file.chunks() {
+        chunk.declarations(&mut out);
+    }
+    out
+}
+
+/// The document outline: items, and layers with their members.
+pub fn outline(ws: &Workspace, path: &str) -> Vec<OutlineNode> {
+    let mut roots: Vec<OutlineNode> = Vec::new();
+    for declaration in declarations(ws, path) {
+        let node = OutlineNode {
+            declaration,
+            children: Vec::new(),
+        };
+        let parent = node.declaration.container.as_deref().and_then(|container| {
+            roots.iter_mut().rev().find(|root| {
+                root.declaration.name == container
+                    && root.declaration.span.start <= node.declaration.span.start
+            })
+        });
+        match parent {
+            // State fields are nested one level below their layer in the source, but they are
+            // members of the layer, so they sit beside the other members.
+            Some(parent) => parent.children.push(node),
+            None => roots.push(node),
+        }
+    }
+    roots
+}
+
+/// The semantic tokens of a file, in source order.
+pub fn semantic_tokens(ws: &Workspace, path: &str) -> Vec<SemanticToken> {
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for chunk in file.chunks() {
+        chunk.walk(&mut |ident, span, role, locals| {
+            let declaration = matches!(role, Role::Decl(_) | Role::LocalDecl);
+            let Some(symbol) = chunk.resolve(ident, span, &role, locals) else {
+                return;
+            };
+            let library = matches!(
+                symbol,
+                Symbol::Builtin(_)
+                    | Symbol::Game(..)
+                    | Symbol::LibraryType(_)
+                    | Symbol::Variant { module: None, .. }
+            );
+            let kind = match symbol {
+                Symbol::Def(_, kind) => match kind {
+                    DefKind::Const | DefKind::Config | DefKind::Error => TokenKind::Constant,
+                    DefKind::Fn => TokenKind::Function,
+                    DefKind::TypeAlias => TokenKind::Type,
+                    DefKind::Enum => TokenKind::Enum,
+                    DefKind::State | DefKind::Tunable | DefKind::Computed => TokenKind::Property,
+                    DefKind::Action => TokenKind::Method,
+                },
+                Symbol::Layer { .. } => TokenKind::Namespace,
+                Symbol::Variant { .. } => TokenKind::EnumMember,
+                Symbol::Field { .. } => TokenKind::Property,
+                Symbol::Local { .. } => TokenKind::Variable,
+                Symbol::Builtin(_) => TokenKind::Function,
+                Symbol::Game(GameKind::Query, _) => TokenKind::Property,
+                Symbol::Game(..) => TokenKind::Event,
+                Symbol::LibraryType(_) => TokenKind::Type,
+            };
+            out.push(SemanticToken {
+                span,
+                kind,
+                declaration,
+                library,
+            });
+        });
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.span == b.span);
+    out
+}
+
+/// The quick fix a diagnostic's help line makes certain: a "did you mean `x`?" suggestion
+/// replaces the diagnostic's span with `x`.
+pub fn quick_fix(diagnostic: &Diagnostic) -> Option<Fix> {
+    let help = diagnostic.help.as_deref()?;
+    let rest = help.strip_prefix("did you mean `")?;
+    let suggestion = rest.strip_suffix("`?")?;
+    if suggestion.is_empty() || suggestion.contains('`') || diagnostic.span.is_empty() {
+        return None;
+    }
+    Some(Fix {
+        title: format!("replace with `{suggestion}`"),
+        span: diagnostic.span,
+        text: suggestion.to_owned(),
+    })
+}
+
+/// The completion items at `offset`: after `x.`, the members, fields, methods or variants of
+/// `x`; elsewhere, the locals declared before the cursor, the members of the cursor's layer and
+/// of the layers it needs (never of a layer above), the items, builtins, types and keywords.
+pub fn completions(ws: &Workspace, path: &str, offset: u32) -> Vec<Completion> {
+    let Some(file) = FileView::new(ws, path) else {
+        return Vec::new();
+    };
+    let text = file.text;
+    let offset = (offset as usize).min(text.len());
+    let bytes = text.as_bytes();
+    let mut start = offset;
+    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+        start -= 1;
+    }
+    let chunk = file.chunk_at(offset as u32);
+    let mut items = match (start > 0 && bytes[start - 1] == b'.', &chunk) {
+        (true, Some(chunk)) => chunk.dot_completions(start as u32 - 1),
+        (true, None) => Vec::new(),
+        (false, Some(chunk)) => chunk.scope_completions(offset as u32),
+        (false, None) => keyword_completions(),
+    };
+    let prefix = &text[start..offset];
+    items.retain(|item| item.label.starts_with(prefix));
+    items.sort();
+    items.dedup_by(|a, b| a.label == b.label);
+    items
+}
+
+fn keyword_completions() -> Vec<Completion> {
+    KEYWORDS
+        .iter()
+        .map(|k| Completion {
+            label: (*k).to_owned(),
+            kind: CompletionKind::Keyword,
+            detail: String::new(),
+            docs: String::new(),
+        })
+        .collect()
+}
+
+/// A file as the editor queries see it.
+struct FileView<'w> {
+    db: &'w Database,
+    inputs: Inputs,
+    file: SourceFile,
+    path: &'w str,
+    text: &'w str,
+    env: &'w Env,
+    sigs: &'w SignatureSet,
+    module: Option<&'w String>,
+}
+
+impl<'w> FileView<'w> {
+    fn new(ws: &'w Workspace, path: &'w str) -> Option<Self> {
+        let (db, inputs) = ws.query_parts();
+        let file = ws.source_file(path)?;
+        let env: &Env = db::environment(db, inputs);
+        Some(Self {
+            db,
+            inputs,
+            file,
+            path,
+            text: file.text(db),
+            env,
+            sigs: inputs.signatures(db),
+            module: env.file_modules.get(path),
+        })
+    }
+
+    /// The chunks of the file, in order.
+    fn chunks(&self) -> Vec<ChunkView<'_>> {
+        (0..db::outline(self.db, self.file).chunks.len())
+            .filter_map(|ordinal| self.chunk(ordinal))
+            .collect()
+    }
+
+    /// The chunk that holds `offset`, or the one that ends right before it (the cursor after
+    /// the last character of a member still belongs to it).
+    fn chunk_at(&self, offset: u32) -> Option<ChunkView<'_>> {
+        let chunks = &db::outline(self.db, self.file).chunks;
+        let ordinal = chunks.iter().rposition(|(_, start)| *start <= offset)?;
+        self.chunk(ordinal)
+    }
+
+    fn chunk(&self, ordinal: usize) -> Option<ChunkView<'_>> {
+        let (chunk, offset) = *db::outline(self.db, self.file).chunks.get(ordinal)?;
+        let parsed = db::parsed(self.db, chunk);
+        let layer_name = if chunk.kind(self.db) == ChunkKind::Member
+            || chunk.kind(self.db) == ChunkKind::LayerHeader
+        {
+            self.env
+                .chunk_layers
+                .get(self.path)
+                .and_then(|layers| layers.get(ordinal).cloned().flatten())
+        } else {
+            None
+        };
+        let scope = self
+            .module
+            .and_then(|m| self.env.scopes.get(m))
+            .map(|s| &**s);
+        let layer = match (scope, &layer_name) {
+            (Some(scope), Some(name)) => scope.layer(name),
+            _ => None,
+        };
+        let file_key = db::FileKey::new(self.db, self.inputs, self.file);
+        let ir = db::own_keys(self.db, file_key)
+            .get(ordinal)
+            .copied()
+            .flatten()
+            .map(|key| &db::check_chunk(self.db, key).ir);
+        let mut types = Vec::new();
+        if let Some(ir) = ir {
+            collect_chunk_types(ir, &mut types);
+        }
+        Some(ChunkView {
+            file: self,
+            offset,
+            items: &parsed.items,
+            members: &parsed.members,
+            scope,
+            layer,
+            layer_name,
+            types,
+            ir,
+        })
+    }
+}
+
+/// One chunk with what resolving names in it needs.
+struct ChunkView<'f> {
+    file: &'f FileView<'f>,
+    offset: u32,
+    items: &'f [ast::Item],
+    members: &'f [ast::Member],
+    scope: Option<&'f Scope>,
+    layer: Option<LayerId>,
+    layer_name: Option<String>,
+    /// The types of the chunk's expressions, with chunk-relative spans.
+    types: Vec<(Span, Ty)>,
+    ir: Option<&'f ChunkIr>,
+}
+
+/// The syntactic role of a name, which decides how it is resolved.
+enum Role<'a> {
+    /// The name is declared here.
+    Decl(Symbol),
+    /// A local is declared here.
+    LocalDecl,
+    /// A bare name in expression position (a read, a call, an action in a rule).
+    Value,
+    /// The field of `base.name`.
+    Field(&'a ast::Expr),
+    /// The method of `base.name(...)`.
+    Method(&'a ast::Expr),
+    /// A game binding of the given kind, in `emit`, `model` or `on`.
+    Game(GameKind),
+    /// A type name, with the path's full text.
+    Type(String),
+    /// The variant of a pattern, with the enum's name (empty for `Some` and `None`).
+    Variant(String),
+    /// A field of a record literal of the named type.
+    RecordField(String),
+    /// The code of `else fail CODE`.
+    ErrorCode,
+    /// A layer in `needs`.
+    Layer,
+}
+
+/// A local in scope: its name and where it is declared, in the file.
+type Locals = [(String, Span)];
+
+impl<'f> ChunkView<'f> {
+    fn file_span(&self, span: Span) -> Span {
+        Span {
+            start: span.start + self.offset,
+            end: span.end + self.offset,
+        }
+    }
+
+    fn module(&self) -> String {
+        self.file.module.cloned().unwrap_or_default()
+    }
+
+    fn def_key(&self, name: &str, member: bool) -> DefKey {
+        DefKey {
+            module: self.module(),
+            layer: if member {
+                self.layer_name.clone()
+            } else {
+                None
+            },
+            name: name.to_owned(),
+        }
+    }
+
+    /// Visits every name of the chunk with its role and the locals in scope.
+    fn walk(&self, visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals)) {
+        let mut walker = Walker {
+            chunk: self,
+            locals: Vec::new(),
+            visit,
+        };
+        for item in self.items {
+            walker.item(item);
+        }
+        for member in self.members {
+            walker.member(member);
+        }
+    }
+
+    /// The type of the smallest expression that holds `offset` (in the file), with its span in
+    /// the file.
+    fn type_at(&self, offset: u32) -> Option<(Span, Ty)> {
+        let rel = offset.checked_sub(self.offset)?;
+        self.types
+            .iter()
+            .filter(|(span, ty)| span.start <= rel && rel <= span.end && !matches!(ty, Ty::Error))
+            .min_by_key(|(span, _)| span.len())
+            .map(|(span, ty)| (self.file_span(*span), ty.clone()))
+    }
+
+    /// The type of an expression of this chunk, from the IR or, for a name, from its declaration.
+    fn expr_type(&self, expr: &ast::Expr, locals: &Locals) -> Option<Ty> {
+        if let Some((_, ty)) = self
+            .types
+            .iter()
+            .find(|(span, ty)| *span == expr.span && !matches!(ty, Ty::Error))
+        {
+            return Some(ty.clone());
+        }
+        let ast::ExprKind::Name(name) = &expr.kind else {
+            return None;
+        };
+        self.name_type(&name.name, locals)
+    }
+
+    /// The declared type of a name visible in this chunk.
+    fn name_type(&self, name: &str, locals: &Locals) -> Option<Ty> {
+        let scope = self.scope?;
+        if locals.iter().any(|(n, _)| n == name) {
+            return self.local_type(name);
+        }
+        if let Some((_, entry)) = self.find_member(name) {
+            return match &entry.def {
+                MemberDef::State(_, ty)
+                | MemberDef::Tunable(_, ty, _)
+                | MemberDef::Computed(_, ty) => Some(ty.clone()),
+                _ => None,
+            };
+        }
+        match scope.values.get(name) {
+            Some((ValueDef::Const { ty, .. } | ValueDef::Config { ty, .. }, _, _)) => {
+                Some(ty.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of a local of this chunk, from the frames of its IR.
+    fn local_type(&self, name: &str) -> Option<Ty> {
+        let ir = self.ir?;
+        let frames = ir
+            .consts
+            .iter()
+            .map(|(_, c)| &c.value.frame)
+            .chain(ir.fns.iter().map(|(_, f)| &f.body.frame))
+            .chain(ir.computed.iter().map(|(_, c)| &c.body.frame))
+            .chain(ir.state.iter().map(|(_, s)| &s.init.frame))
+            .chain(ir.actions.iter().map(|(_, a)| &a.frame))
+            .chain(ir.models.iter().map(|m| &m.frame))
+            .chain(ir.handlers.iter().map(|h| &h.frame))
+            .chain(ir.rules.iter().map(|r| &r.frame))
+            .chain(ir.revises.iter().map(|r| &r.frame));
+        frames
+            .flat_map(|f| f.locals.iter())
+            .find(|l| l.name == name && !l.ty.has_error())
+            .map(|l| l.ty.clone())
+    }
+
+    /// A layer member by name, as the checker finds it: the chunk's layer, the layers it needs
+    /// (nearest first), then any layer.
+    fn find_member(&self, name: &str) -> Option<(LayerId, &'f crate::env::MemberEntry)> {
+        let scope = self.scope?;
+        let lookup = |id: LayerId| {
+            scope
+                .layers
+                .get(id.index())
+                .and_then(|l| l.members.get(name))
+                .map(|e| (id, e))
+        };
+        if let Some(own) = self.layer {
+            if let Some(found) = lookup(own) {
+                return Some(found);
+            }
+            let below: Vec<LayerId> = scope
+                .layers
+                .get(own.index())
+                .map(|l| l.below.iter().rev().copied().collect())
+                .unwrap_or_default();
+            if let Some(found) = below.into_iter().find_map(lookup) {
+                return Some(found);
+            }
+        }
+        (0..scope.layers.len() as u32).map(LayerId).find_map(lookup)
+    }
+
+    /// The builtins visible in this chunk's module: the prelude, imported library modules and
+    /// the game's methods.
+    fn builtins(&self) -> Vec<&'f Builtin> {
+        let Some(scope) = self.scope else {
+            return Vec::new();
+        };
+        let visible = |b: &Builtin| match &b.module {
+            None => true,
+            Some(module) => match scope.std_imports.get(module) {
+                Some(None) => true,
+                Some(Some(names)) => {
+                    names.contains(&b.short_name)
+                        || matches!(&b.kind, BuiltinKind::Method(owner) | BuiltinKind::Static(owner) if names.contains(owner))
+                }
+                None => false,
+            },
+        };
+        let game = scope.game.iter().flat_map(|g| g.builtins.iter());
+        self.file
+            .sigs
+            .builtins
+            .iter()
+            .filter(|b| visible(b))
+            .chain(game)
+            .collect()
+    }
+
+    fn member_symbol(entry: &crate::env::MemberEntry) -> Symbol {
+        let kind = match entry.def {
+            MemberDef::State(..) => DefKind::State,
+            MemberDef::Tunable(..) => DefKind::Tunable,
+            MemberDef::Computed(..) => DefKind::Computed,
+            MemberDef::Fn(_) => DefKind::Fn,
+            MemberDef::Action(..) => DefKind::Action,
+        };
+        Symbol::Def(entry.key.clone(), kind)
+    }
+
+    /// The symbol of a type name visible in this chunk.
+    fn type_symbol(&self, name: &str) -> Option<Symbol> {
+        let scope = self.scope?;
+        match scope.types.get(name) {
+            Some(TypeDef::Alias(_) | TypeDef::Enum(_)) => {
+                let is_enum = matches!(scope.types.get(name), Some(TypeDef::Enum(_)));
+                match self.declaring_module(name) {
+                    Some(module) => Some(Symbol::Def(
+                        DefKey {
+                            module,
+                            layer: None,
+                            name: name.to_owned(),
+                        },
+                        if is_enum {
+                            DefKind::Enum
+                        } else {
+                            DefKind::TypeAlias
+                        },
+                    )),
+                    None => Some(Symbol::LibraryType(name.to_owned())),
+                }
+            }
+            Some(TypeDef::Opaque(_)) => Some(Symbol::LibraryType(name.to_owned())),
+            None => matches!(
+                name,
+                "Int"
+                    | "Float"
+                    | "Bool"
+                    | "String"
+                    | "Option"
+                    | "List"
+                    | "Set"
+                    | "Map"
+                    | "Preview"
+                    | "Snapshot"
+            )
+            .then(|| Symbol::LibraryType(name.to_owned())),
+        }
+    }
+
+    /// The module of the program that declares the type alias or enum `name`, if a harness
+    /// file does.
+    fn declaring_module(&self, name: &str) -> Option<String> {
+        let scope = self.scope?;
+        let (db, env) = (self.file.db, self.file.env);
+        for module in &scope.program_modules {
+            let Some((path, _)) = env.file_modules.iter().find(|(_, m)| *m == module) else {
+                continue;
+            };
+            let Some(file) = self.file_handle(path) else {
+                continue;
+            };
+            for (chunk, _) in &db::outline(db, file).chunks {
+                let declares =
+                    db::chunk_signature(db, *chunk)
+                        .items
+                        .iter()
+                        .any(|item| match item {
+                            ast::Item::TypeAlias(decl) => decl.name.name == name,
+                            ast::Item::Enum(decl) => decl.name.name == name,
+                            _ => false,
+                        });
+                if declares {
+                    return Some(module.clone());
+                }
+            }
+        }
+        None
+    }
+
+    fn file_handle(&self, path: &str) -> Option<SourceFile> {
+        self.file
+            .inputs
+            .files(self.file.db)
+            .iter()
+            .copied()
+            .find(|f| f.path(self.file.db) == path)
+    }
+
+    /// The symbol of a variant `name` of the enum `enum_name` visible here.
+    fn variant_symbol(&self, enum_name: &str, variant: &str) -> Option<Symbol> {
+        let scope = self.scope?;
+        let Some(TypeDef::Enum(index)) = scope.types.get(enum_name) else {
+            return None;
+        };
+        let info = scope.enums.get(*index)?;
+        if !info.variants.iter().any(|(v, _)| v == variant) {
+            return None;
+        }
+        Some(Symbol::Variant {
+            module: self.declaring_module(enum_name),
+            enum_name: enum_name.to_owned(),
+            variant: variant.to_owned(),
+        })
+    }
+
+    /// True when `base` is a bare name that is not a value, so `base.x` reads a namespace (an
+    /// enum, a type or a layer).
+    fn namespace<'e>(&self, base: &'e ast::Expr, locals: &Locals) -> Option<&'e ast::Ident> {
+        let ast::ExprKind::Name(name) = &base.kind else {
+            return None;
+        };
+        let scope = self.scope?;
+        let is_value = locals.iter().any(|(n, _)| *n == name.name)
+            || self.find_member(&name.name).is_some()
+            || scope.values.contains_key(&name.name);
+        (!is_value).then_some(name)
+    }
+
+    /// Resolves one name occurrence.
+    fn resolve(
+        &self,
+        ident: &ast::Ident,
+        span: Span,
+        role: &Role<'_>,
+        locals: &Locals,
+    ) -> Option<Symbol> {
+        let scope = self.scope?;
+        let name = ident.name.as_str();
+        match role {
+            Role::Decl(symbol) => Some(symbol.clone()),
+            Role::LocalDecl => Some(Symbol::Local {
+                file: self.file.path.to_owned(),
+                span,
+            }),
+            Role::Value => {
+                if let Some((_, at)) = locals.iter().rev().find(|(n, _)| n == name) {
+                    return Some(Symbol::Local {
+                        file: self.file.path.to_owned(),
+                        span: *at,
+                    });
+                }
+                if name == "Some" || name == "None" {
+                    return Some(Symbol::Variant {
+                        module: None,
+                        enum_name: "Option".into(),
+                        variant: name.into(),
+                    });
+                }
+                if let Some((_, entry)) = self.find_member(name) {
+                    return Some(Self::member_symbol(entry));
+                }
+                if let Some((def, key, _)) = scope.values.get(name) {
+                    let kind = match def {
+                        ValueDef::Const { .. } => DefKind::Const,
+                        ValueDef::Config { .. } => DefKind::Config,
+                        ValueDef::Fn(_) => DefKind::Fn,
+                    };
+                    return Some(Symbol::Def(key.clone(), kind));
+                }
+                if let Some(builtin) = self
+                    .builtins()
+                    .into_iter()
+                    .find(|b| b.short_name == name && b.kind == BuiltinKind::Function)
+                {
+                    return Some(Symbol::Builtin(builtin.name.clone()));
+                }
+                if let Some(layer) = scope
+                    .layer(name)
+                    .and_then(|id| scope.layers.get(id.index()))
+                {
+                    return Some(Symbol::Layer {
+                        module: layer.module.clone(),
+                        name: layer.name.clone(),
+                    });
+                }
+                self.type_symbol(name)
+            }
+            Role::Field(base) | Role::Method(base) => {
+                let method = matches!(role, Role::Method(_));
+                if let ast::ExprKind::Name(n) = &base.kind {
+                    match n.name.as_str() {
+                        "game" => return Some(Symbol::Game(GameKind::Query, name.to_owned())),
+                        "sim" => return None,
+                        _ => {}
+                    }
+                }
+                if let Some(ns) = self.namespace(base, locals) {
+                    if let Some(symbol) = self.variant_symbol(&ns.name, name) {
+                        return Some(symbol);
+                    }
+                    if let Some(layer) = scope
+                        .layer(&ns.name)
+                        .and_then(|id| scope.layers.get(id.index()))
+                    {
+                        return layer.members.get(name).map(Self::member_symbol);
+                    }
+                    if method {
+                        return self
+                            .builtins()
+                            .into_iter()
+                            .find(|b| b.short_name == name && matches!(&b.kind, BuiltinKind::Static(owner) if *owner == ns.name))
+                            .map(|b| Symbol::Builtin(b.name.clone()));
+                    }
+                    return None;
+                }
+                let ty = self.expr_type(base, locals)?;
+                if method {
+                    let owner = type_constructor(&ty)?;
+                    return self
+                        .builtins()
+                        .into_iter()
+                        .find(|b| {
+                            b.short_name == name
+                                && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner)
+                        })
+                        .map(|b| Symbol::Builtin(b.name.clone()));
+                }
+                match ty {
+                    Ty::Record(record) => {
+                        let alias = record.name.clone()?;
+                        record.fields.iter().any(|(f, _)| f == name).then_some(())?;
+                        let module = self.declaring_module(&alias)?;
+                        Some(Symbol::Field {
+                            record: DefKey {
+                                module,
+                                layer: None,
+                                name: alias,
+                            },
+                            field: name.to_owned(),
+                        })
+                    }
+                    Ty::Snapshot => self
+                        .find_member(name)
+                        .map(|(_, entry)| Self::member_symbol(entry)),
+                    _ => None,
+                }
+            }
+            Role::Game(kind) => Some(Symbol::Game(*kind, name.to_owned())),
+            Role::Type(text) => self.type_symbol(text),
+            Role::Variant(enum_name) if enum_name.is_empty() => matches!(name, "Some" | "None")
+                .then(|| Symbol::Variant {
+                    module: None,
+                    enum_name: "Option".into(),
+                    variant: name.into(),
+                }),
+            Role::Variant(enum_name) => self.variant_symbol(enum_name, name),
+            Role::RecordField(record) => {
+                let module = self.declaring_module(record)?;
+                Some(Symbol::Field {
+                    record: DefKey {
+                        module,
+                        layer: None,
+                        name: record.clone(),
+                    },
+                    field: name.to_owned(),
+                })
+            }
+            Role::ErrorCode => scope
+                .errors
+                .get(name)
+                .map(|(_, key)| Symbol::Def(key.clone(), DefKind::Error)),
+            Role::Layer => scope
+                .layer(name)
+                .and_then(|id| scope.layers.get(id.index()))
+                .map(|layer| Symbol::Layer {
+                    module: layer.module.clone(),
+                    name: layer.name.clone(),
+                }),
+        }
+    }
+
+    /// Collects the declarations of this chunk.
+    fn declarations(&self, out: &mut Vec<Declaration>) {
+        let text = self.file.text;
+        let src = |span: Span| {
+            text.get(self.file_span(span).range())
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        };
+        let mut push = |symbol: Symbol,
+                        name: &ast::Ident,
+                        span: Span,
+                        detail: String,
+                        docs: &ast::Docs,
+                        container: Option<String>| {
+            out.push(Declaration {
+                symbol,
+                name: name.name.clone(),
+                name_span: self.file_span(name.span),
+                span: self.file_span(span),
+                detail,
+                docs: docs.text.clone(),
+                container,
+            });
+        };
+        let no_docs = ast::Docs::default();
+        let params = |params: &[ast::TypedParam]| {
+            params
+                .iter()
+                .map(|p| src(p.span))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for item in self.items {
+            let def = |name: &ast::Ident, kind| Symbol::Def(self.def_key(&name.name, false), kind);
+            match item {
+                ast::Item::TypeAlias(decl) => {
+                    push(
+                        def(&decl.name, DefKind::TypeAlias),
+                        &decl.name,
+                        decl.span,
+                        format!("type {} = {}", decl.name.name, src(decl.ty.span())),
+                        &decl.docs,
+                        None,
+                    );
+                    if let ast::TypeExpr::Record { fields, .. } = &decl.ty {
+                        for (field, ty) in fields {
+                            let record = self.def_key(&decl.name.name, false);
+                            let symbol = Symbol::Field {
+                                record,
+                                field: field.name.clone(),
+                            };
+                            push(
+                                symbol,
+                                field,
+                                field.span.to(ty.span()),
+                                format!("{}: {}", field.name, src(ty.span())),
+                                &no_docs,
+                                Some(decl.name.name.clone()),
+                            );
+                        }
+                    }
+                }
+                ast::Item::Enum(decl) => {
+                    push(
+                        def(&decl.name, DefKind::Enum),
+                        &decl.name,
+                        decl.span,
+                        format!("enum {}", decl.name.name),
+                        &decl.docs,
+                        None,
+                    );
+                    for variant in &decl.variants {
+                        let symbol = Symbol::Variant {
+                            module: Some(self.module()),
+                            enum_name: decl.name.name.clone(),
+                            variant: variant.name.name.clone(),
+                        };
+                        push(
+                            symbol,
+                            &variant.name,
+                            variant.span,
+                            format!("{}.{}", decl.name.name, src(variant.span)),
+                            &no_docs,
+                            Some(decl.name.name.clone()),
+                        );
+                    }
+                }
+                ast::Item::Const(decl) => {
+                    push(
+                        def(&decl.name, DefKind::Const),
+                        &decl.name,
+                        decl.span,
+                        format!("const {}: {}", decl.name.name, src(decl.ty.span())),
+                        &decl.docs,
+                        None,
+                    );
+                }
+                ast::Item::Config(block) => {
+                    for param in &block.params {
+                        push(
+                            def(&param.name, DefKind::Config),
+                            &param.name,
+                            param.span,
+                            format!("config {}", src(param.span)),
+                            &param.docs,
+                            None,
+                        );
+                    }
+                }
+                ast::Item::Fn(decl) => {
+                    let detail = format!(
+                        "fn {}({}) -> {}",
+                        decl.name.name,
+                        params(&decl.params),
+                        src(decl.ret.span())
+                    );
+                    push(
+                        def(&decl.name, DefKind::Fn),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        None,
+                    );
+                }
+                ast::Item::Error(decl) => {
+                    push(
+                        def(&decl.name, DefKind::Error),
+                        &decl.name,
+                        decl.span,
+                        format!("error {} = {}", decl.name.name, src(decl.message.span)),
+                        &decl.docs,
+                        None,
+                    );
+                }
+                ast::Item::Layer(layer) => {
+                    let needs: Vec<&str> = layer.needs.iter().map(|n| n.name.as_str()).collect();
+                    let detail = if needs.is_empty() {
+                        format!("layer {}", layer.name.name)
+                    } else {
+                        format!("layer {} needs {}", layer.name.name, needs.join(", "))
+                    };
+                    let symbol = Symbol::Layer {
+                        module: self.module(),
+                        name: layer.name.name.clone(),
+                    };
+                    // The header chunk ends at the layer's `{`; the outline spans the members too.
+                    let span = Span {
+                        start: layer.span.start,
+                        end: layer.span.end.min(self.end_of_layer(layer.span.start)),
+                    };
+                    push(symbol, &layer.name, span, detail, &layer.docs, None);
+                }
+                ast::Item::Use(_) | ast::Item::Invalid(_) => {}
+            }
+        }
+        let container = self.layer_name.clone();
+        for member in self.members {
+            let def = |name: &ast::Ident, kind| Symbol::Def(self.def_key(&name.name, true), kind);
+            match member {
+                ast::Member::State(block) => {
+                    for field in &block.fields {
+                        let detail = format!("state {}: {}", field.name.name, src(field.ty.span()));
+                        push(
+                            def(&field.name, DefKind::State),
+                            &field.name,
+                            field.span,
+                            detail,
+                            &field.docs,
+                            container.clone(),
+                        );
+                    }
+                }
+                ast::Member::Tunable(param) => {
+                    push(
+                        def(&param.name, DefKind::Tunable),
+                        &param.name,
+                        param.span,
+                        format!("tunable {}", src(param.span)),
+                        &param.docs,
+                        container.clone(),
+                    );
+                }
+                ast::Member::Computed(decl) => {
+                    let detail = format!("computed {}: {}", decl.name.name, src(decl.ty.span()));
+                    push(
+                        def(&decl.name, DefKind::Computed),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
+                }
+                ast::Member::Fn(decl) => {
+                    let detail = format!(
+                        "fn {}({}) -> {}",
+                        decl.name.name,
+                        params(&decl.params),
+                        src(decl.ret.span())
+                    );
+                    push(
+                        def(&decl.name, DefKind::Fn),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
+                }
+                ast::Member::Action(decl) => {
+                    let detail = format!("action {}({})", decl.name.name, params(&decl.params));
+                    push(
+                        def(&decl.name, DefKind::Action),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        container.clone(),
+                    );
+                }
+                ast::Member::Model(_)
+                | ast::Member::On(_)
+                | ast::Member::Decide(_)
+                | ast::Member::Revise(_)
+                | ast::Member::Invalid(_) => {}
+            }
+        }
+    }
+
+    /// The end of the layer whose header starts at `start` (chunk-relative), in chunk-relative
+    /// terms: the end of its last member chunk, or of the header when it has none.
+    fn end_of_layer(&self, start: u32) -> u32 {
+        let chunks = &db::outline(self.file.db, self.file.file).chunks;
+        let Some(ordinal) = chunks.iter().position(|(_, offset)| *offset == self.offset) else {
+            return u32::MAX;
+        };
+        let layers = self.file.env.chunk_layers.get(self.file.path);
+        let mut end = None;
+        for (index, (chunk, offset)) in chunks.iter().enumerate().skip(ordinal + 1) {
+            let is_member = chunk.kind(self.file.db) == ChunkKind::Member;
+            let same_layer =
+                layers.and_then(|l| l.get(index)).cloned().flatten() == self.layer_name;
+            if !is_member || !same_layer {
+                break;
+            }
+            end = Some(offset + chunk.text(self.file.db).trim_end().len() as u32);
+        }
+        match end {
+            // One past the member's end covers the closing brace when it follows right away.
+            Some(end) => (end + 1).saturating_sub(self.offset).max(start),
+            None => u32::MAX,
+        }
+    }
+
+    /// Completion after `base.`, where `dot` is the file offset of the dot.
+    fn dot_completions(&self, dot: u32) -> Vec<Completion> {
+        let text = self.file.text;
+        let bytes = text.as_bytes();
+        let mut start = dot as usize;
+        while start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric()
+                || bytes[start - 1] == b'_'
+                || bytes[start - 1] == b'.')
+        {
+            start -= 1;
+        }
+        let chain: Vec<&str> = text[start..dot as usize].split('.').collect();
+        let Some(scope) = self.scope else {
+            return Vec::new();
+        };
+        let locals = self.locals_before(dot);
+        let item = |label: &str, kind, detail: String, docs: &str| Completion {
+            label: label.to_owned(),
+            kind,
+            detail,
+            docs: docs.to_owned(),
+        };
+        // The type of a receiver that is not a plain name (a call, an index...) comes from the
+        // expression that ends right at the dot, when the checker saw one.
+        let typed = || -> Option<Ty> {
+            let rel = dot.checked_sub(self.offset)?;
+            let from_ir = self
+                .types
+                .iter()
+                .filter(|(span, ty)| span.end == rel && !ty.has_error())
+                .max_by_key(|(span, _)| span.len())
+                .map(|(_, ty)| ty.clone());
+            from_ir.or_else(|| {
+                let (first, rest) = chain.split_first()?;
+                let mut ty = self.name_type(first, &locals)?;
+                for field in rest {
+                    ty = match ty {
+                        Ty::Record(r) => r.fields.iter().find(|(n, _)| n == field)?.1.clone(),
+                        _ => return None,
+                    };
+                }
+                Some(ty)
+            })
+        };
+        let mut out = Vec::new();
+        match chain.as_slice() {
+            ["game"] => {
+                if let Some(game) = &scope.game {
+                    for q in &game.queries {
+                        let (kind, detail) = match &q.sig {
+                            Some(sig) => (
+                                CompletionKind::Function,
+                                format!("fn({}) -> {}", params_text(&sig.params), sig.ret),
+                            ),
+                            None => (CompletionKind::Property, q.ty.to_string()),
+                        };
+                        out.push(item(&q.name, kind, detail, &q.doc));
+                    }
+                    for m in &game.effects {
+                        out.push(item(
+                            &m.name,
+                            CompletionKind::Event,
+                            format!("effect ({})", params_text(&m.params)),
+                            &m.doc,
+                        ));
+                    }
+                    for m in &game.observations {
+                        out.push(item(
+                            &m.name,
+                            CompletionKind::Event,
+                            format!("observation ({})", params_text(&m.params)),
+                            &m.doc,
+                        ));
+                    }
+                }
+                return out;
+            }
+            ["sim"] => {
+                return vec![item(
+                    "next",
+                    CompletionKind::Function,
+                    "sim.next(action(args)) -> Preview".into(),
+                    "A one-step preview of an action.",
+                )];
+            }
+            [name] if self.namespace(&name_expr(name), &locals).is_some() => {
+                if let Some(TypeDef::Enum(index)) = scope.types.get(*name) {
+                    if let Some(info) = scope.enums.get(*index) {
+                        for (variant, payload) in &info.variants {
+                            let payload = payload
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            out.push(item(
+                                variant,
+                                CompletionKind::Variant,
+                                if payload.is_empty() {
+                                    info.name.clone()
+                                } else {
+                                    format!("{}({payload})", info.name)
+                                },
+                                "",
+                            ));
+                        }
+                    }
+                    return out;
+                }
+                if let Some(id) = scope.layer(name) {
+                    // Only a layer the cursor's layer may read (itself or one it needs).
+                    let visible = self.layer.is_none_or(|own| {
+                        own == id
+                            || scope
+                                .layers
+                                .get(own.index())
+                                .is_some_and(|l| l.below.contains(&id))
+                    });
+                    if let (true, Some(layer)) = (visible, scope.layers.get(id.index())) {
+                        out.extend(
+                            layer
+                                .members
+                                .iter()
+                                .map(|(n, e)| member_completion(n, &e.def)),
+                        );
+                    }
+                    return out;
+                }
+                for b in self.builtins() {
+                    if matches!(&b.kind, BuiltinKind::Static(owner) if owner == name) {
+                        out.push(item(
+                            &b.short_name,
+                            CompletionKind::Function,
+                            b.text.clone(),
+                            &b.doc,
+                        ));
+                    }
+                }
+                return out;
+            }
+            _ => {}
+        }
+        let Some(ty) = typed() else { return out };
+        match &ty {
+            Ty::Record(record) => {
+                for (field, ty) in &record.fields {
+                    out.push(item(field, CompletionKind::Field, ty.to_string(), ""));
+                }
+            }
+            Ty::Snapshot => out.extend(
+                self.visible_members()
+                    .into_iter()
+                    .filter(|(_, e)| !matches!(e.def, MemberDef::Fn(_) | MemberDef::Action(..)))
+                    .map(|(n, e)| member_completion(n, &e.def)),
+            ),
+            _ => {}
+        }
+        if let Some(owner) = type_constructor(&ty) {
+            for b in self.builtins() {
+                if matches!(&b.kind, BuiltinKind::Method(o) if *o == owner) {
+                    out.push(item(
+                        &b.short_name,
+                        CompletionKind::Method,
+                        b.text.clone(),
+                        &b.doc,
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The members of the chunk's layer and of the layers it needs: what a member may read.
+    fn visible_members(&self) -> Vec<(&'f String, &'f crate::env::MemberEntry)> {
+        let (Some(scope), Some(own)) = (self.scope, self.layer) else {
+            return Vec::new();
+        };
+        let mut ids = vec![own];
+        if let Some(layer) = scope.layers.get(own.index()) {
+            ids.extend(layer.below.iter().copied());
+        }
+        ids.iter()
+            .filter_map(|id| scope.layers.get(id.index()))
+            .flat_map(|l| l.members.iter())
+            .collect()
+    }
+
+    /// The locals declared in this chunk before `offset` (in the file). This over-approximates
+    /// the locals in scope (a `let` of a closed block is offered too), which completion accepts.
+    fn locals_before(&self, offset: u32) -> Vec<(String, Span)> {
+        let mut out = Vec::new();
+        self.walk(&mut |ident, span, role, _| {
+            if matches!(role, Role::LocalDecl) && span.end <= offset {
+                out.push((ident.name.clone(), span));
+            }
+        });
+        out
+    }
+
+    /// Completion of a bare name at `offset`.
+    fn scope_completions(&self, offset: u32) -> Vec<Completion> {
+        let mut out = keyword_completions();
+        let Some(scope) = self.scope else { return out };
+        let item = |label: &str, kind, detail: String, docs: &str| Completion {
+            label: label.to_owned(),
+            kind,
+            detail,
+            docs: docs.to_owned(),
+        };
+        for (name, _) in self.locals_before(offset) {
+            let detail = self
+                .local_type(&name)
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+            out.push(item(&name, CompletionKind::Local, detail, ""));
+        }
+        out.extend(
+            self.visible_members()
+                .into_iter()
+                .map(|(n, e)| member_completion(n, &e.def)),
+        );
+        if let (Some(scope), Some(own)) = (self.scope, self.layer) {
+            // Layer names for qualified reads and `revise layer.tunable`: this layer and below.
+            let mut ids = vec![own];
+            ids.extend(
+                scope
+                    .layers
+                    .get(own.index())
+                    .into_iter()
+                    .flat_map(|l| l.below.iter().copied()),
+            );
+            for layer in ids.iter().filter_map(|id| scope.layers.get(id.index())) {
+                out.push(item(
+                    &layer.name,
+                    CompletionKind::Layer,
+                    format!("layer {}", layer.name),
+                    "",
+                ));
+            }
+        }
+        for (name, (def, _, _)) in &scope.values {
+            let (kind, detail) = match def {
+                ValueDef::Const { ty, .. } => {
+                    (CompletionKind::Constant, format!("const {name}: {ty}"))
+                }
+                ValueDef::Config { ty, .. } => {
+                    (CompletionKind::Constant, format!("config {name}: {ty}"))
+                }
+                ValueDef::Fn(info) => (
+                    CompletionKind::Function,
+                    fn_detail(name, &info.params, &info.ret),
+                ),
+            };
+            out.push(item(name, kind, detail, ""));
+        }
+        for b in self.builtins() {
+            if b.kind == BuiltinKind::Function {
+                out.push(item(
+                    &b.short_name,
+                    CompletionKind::Function,
+                    b.text.clone(),
+                    &b.doc,
+                ));
+            }
+        }
+        for (name, def) in &scope.types {
+            let kind = if matches!(def, TypeDef::Enum(_)) {
+                CompletionKind::Enum
+            } else {
+                CompletionKind::Type
+            };
+            out.push(item(name, kind, format!("type {name}"), ""));
+        }
+        for name in [
+            "Int", "Float", "Bool", "String", "Option", "List", "Set", "Map", "Some", "None",
+        ] {
+            let kind = if matches!(name, "Some" | "None") {
+                CompletionKind::Variant
+            } else {
+                CompletionKind::Type
+            };
+            out.push(item(name, kind, String::new(), ""));
+        }
+        for name in scope.errors.keys() {
+            out.push(item(
+                name,
+                CompletionKind::Constant,
+                format!("error {name}"),
+                "",
+            ));
+        }
+        out
+    }
+}
+
+/// A name expression, to ask [`ChunkView::namespace`] about a word of the text.
+fn name_expr(name: &str) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Name(ast::Ident {
+            name: name.to_owned(),
+            span: Span::default(),
+        }),
+        span: Span::default(),
+    }
+}
+
+fn fn_detail(name: &str, params: &[(String, Ty)], ret: &Ty) -> String {
+    let params = params
+        .iter()
+        .map(|(n, t)| format!("{n}: {t}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("fn {name}({params}) -> {ret}")
+}
+
+fn member_completion(name: &str, def: &MemberDef) -> Completion {
+    let (kind, detail) = match def {
+        MemberDef::State(_, ty) => (CompletionKind::Property, format!("state {name}: {ty}")),
+        MemberDef::Tunable(_, ty, _) => (CompletionKind::Property, format!("tunable {name}: {ty}")),
+        MemberDef::Computed(_, ty) => (CompletionKind::Property, format!("computed {name}: {ty}")),
+        MemberDef::Fn(info) => (
+            CompletionKind::Function,
+            fn_detail(name, &info.params, &info.ret),
+        ),
+        MemberDef::Action(_, params) => {
+            let params = params
+                .iter()
+                .map(|(n, t)| format!("{n}: {t}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            (CompletionKind::Action, format!("action {name}({params})"))
+        }
+    };
+    Completion {
+        label: name.to_owned(),
+        kind,
+        detail,
+        docs: String::new(),
+    }
+}
+
+/// Walks a chunk's syntax tree, tracking the locals in scope.
+struct Walker<'c, 'v> {
+    chunk: &'c ChunkView<'c>,
+    locals: Vec<(String, Span)>,
+    visit: &'v mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals),
+}
+
+impl Walker<'_, '_> {
+    fn name(&mut self, ident: &ast::Ident, role: Role<'_>) {
+        if ident.name.is_empty() || ident.span.is_empty() {
+            return;
+        }
+        let span = self.chunk.file_span(ident.span);
+        (self.visit)(ident, span, role, &self.locals);
+    }
+
+    fn local(&mut self, ident: &ast::Ident) {
+        self.name(ident, Role::LocalDecl);
+        self.locals
+            .push((ident.name.clone(), self.chunk.file_span(ident.span)));
+    }
+
+    fn def(&mut self, ident: &ast::Ident, kind: DefKind, member: bool) {
+        let symbol = Symbol::Def(self.chunk.def_key(&ident.name, member), kind);
+        self.name(ident, Role::Decl(symbol));
+    }
+
+    fn item(&mut self, item: &ast::Item) {
+        match item {
+            ast::Item::Use(_) | ast::Item::Invalid(_) => {}
+            ast::Item::TypeAlias(decl) => {
+                self.def(&decl.name, DefKind::TypeAlias, false);
+                if let ast::TypeExpr::Record { fields, .. } = &decl.ty {
+                    for (field, ty) in fields {
+                        let record = self.chunk.def_key(&decl.name.name, false);
+                        self.name(
+                            field,
+                            Role::Decl(Symbol::Field {
+                                record,
+                                field: field.name.clone(),
+                            }),
+                        );
+                        self.ty(ty);
+                    }
+                } else {
+                    self.ty(&decl.ty);
+                }
+            }
+            ast::Item::Enum(decl) => {
+                self.def(&decl.name, DefKind::Enum, false);
+                for variant in &decl.variants {
+                    let symbol = Symbol::Variant {
+                        module: Some(self.chunk.module()),
+                        enum_name: decl.name.name.clone(),
+                        variant: variant.name.name.clone(),
+                    };
+                    self.name(&variant.name, Role::Decl(symbol));
+                    variant.payload.iter().for_each(|t| self.ty(t));
+                }
+            }
+            ast::Item::Const(decl) => {
+                self.def(&decl.name, DefKind::Const, false);
+                self.ty(&decl.ty);
+                self.expr(&decl.value);
+            }
+            ast::Item::Config(block) => {
+                for param in &block.params {
+                    self.def(&param.name, DefKind::Config, false);
+                    self.param(param);
+                }
+            }
+            ast::Item::Fn(decl) => {
+                self.def(&decl.name, DefKind::Fn, false);
+                self.function(decl);
+            }
+            ast::Item::Error(decl) => self.def(&decl.name, DefKind::Error, false),
+            ast::Item::Layer(layer) => {
+                let symbol = Symbol::Layer {
+                    module: self.chunk.module(),
+                    name: layer.name.name.clone(),
+                };
+                self.name(&layer.name, Role::Decl(symbol));
+                for need in &layer.needs {
+                    self.name(need, Role::Layer);
+                }
+                layer.members.iter().for_each(|m| self.member(m));
+            }
+        }
+    }
+
+    fn param(&mut self, param: &ast::Param) {
+        self.ty(&param.ty);
+        self.expr(&param.default);
+        if let Some(range) = &param.range {
+            self.expr(&range.lo);
+            self.expr(&range.hi);
+        }
+    }
+
+    fn function(&mut self, decl: &ast::FnDecl) {
+        let mark = self.locals.len();
+        for param in &decl.params {
+            self.local(&param.name);
+            self.ty(&param.ty);
+        }
+        self.ty(&decl.ret);
+        self.expr(&decl.body);
+        self.locals.truncate(mark);
+    }
+
+    fn member(&mut self, member: &ast::Member) {
+        let mark = self.locals.len();
+        match member {
+            ast::Member::State(block) => {
+                for field in &block.fields {
+                    self.def(&field.name, DefKind::State, true);
+                    self.ty(&field.ty);
+                    self.expr(&field.init);
+                }
+            }
+            ast::Member::Tunable(param) => {
+                self.def(&param.name, DefKind::Tunable, true);
+                self.param(param);
+            }
+            ast::Member::Computed(decl) => {
+                self.def(&decl.name, DefKind::Computed, true);
+                self.ty(&decl.ty);
+                self.expr(&decl.body);
+            }
+            ast::Member::Fn(decl) => {
+                self.def(&decl.name, DefKind::Fn, true);
+                self.function(decl);
+            }
+            ast::Member::Action(decl) => {
+                self.def(&decl.name, DefKind::Action, true);
+                for param in &decl.params {
+                    self.local(&param.name);
+                    self.ty(&param.ty);
+                }
+                if let Some(available) = &decl.available {
+                    self.expr(available);
+                }
+                for requires in &decl.requires {
+                    self.expr(&requires.cond);
+                    self.name(&requires.code, Role::ErrorCode);
+                }
+                self.block(&decl.body);
+            }
+            ast::Member::Model(model) => {
+                self.game_path(&model.effect, GameKind::Effect);
+                model.params.iter().for_each(|p| self.local(p));
+                for branch in &model.branches {
+                    self.message(&branch.observation, GameKind::Observation);
+                    if let Some(probability) = &branch.probability {
+                        self.expr(probability);
+                    }
+                }
+            }
+            ast::Member::On(handler) => {
+                self.game_path(&handler.observation, GameKind::Observation);
+                handler.params.iter().for_each(|p| self.local(p));
+                self.block(&handler.body);
+            }
+            ast::Member::Decide(decide) => {
+                for rule in &decide.rules {
+                    let mark = self.locals.len();
+                    self.guards(&rule.guards);
+                    self.expr(&rule.action);
+                    self.locals.truncate(mark);
+                }
+            }
+            ast::Member::Revise(revise) => {
+                self.expr(&revise.cond);
+                self.block(&revise.body);
+            }
+            ast::Member::Invalid(_) => {}
+        }
+        self.locals.truncate(mark);
+    }
+
+    /// `game.name` in a `model` or `on` header.
+    fn game_path(&mut self, path: &ast::Path, kind: GameKind) {
+        if let [first, name] = path.segments.as_slice()
+            && first.name == "game"
+        {
+            self.name(name, Role::Game(kind));
+        }
+    }
+
+    /// `game.name(args)` sent with `emit` or written in a model branch.
+    fn message(&mut self, expr: &ast::Expr, kind: GameKind) {
+        if let ast::ExprKind::MethodCall(base, name, args) = &expr.kind
+            && matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game")
+        {
+            self.name(name, Role::Game(kind));
+            args.iter().for_each(|a| self.expr(&a.value));
+            return;
+        }
+        self.expr(expr);
+    }
+
+    fn block(&mut self, block: &ast::Block) {
+        let mark = self.locals.len();
+        block.stmts.iter().for_each(|s| self.stmt(s));
+        self.locals.truncate(mark);
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt) {
+        match stmt {
+            ast::Stmt::Let(pattern, value, _) => {
+                self.expr(value);
+                self.pattern(pattern);
+            }
+            ast::Stmt::Patch(patch) | ast::Stmt::Revise(patch) => {
+                self.expr(&patch.target);
+                self.expr(&patch.value);
+            }
+            ast::Stmt::Emit(expr, _) => self.message(expr, GameKind::Effect),
+            ast::Stmt::If(if_stmt) => {
+                let mark = self.locals.len();
+                self.guards(&if_stmt.guards);
+                self.block(&if_stmt.then);
+                self.locals.truncate(mark);
+                if let Some(otherwise) = &if_stmt.otherwise {
+                    self.block(otherwise);
+                }
+            }
+            ast::Stmt::Invalid(_) => {}
+        }
+    }
+
+    fn guards(&mut self, guards: &[ast::Guard]) {
+        for guard in guards {
+            match guard {
+                ast::Guard::Cond(expr) => self.expr(expr),
+                ast::Guard::Let(pattern, expr) => {
+                    self.expr(expr);
+                    self.pattern(pattern);
+                }
+            }
+        }
+    }
+
+    fn pattern(&mut self, pattern: &ast::Pattern) {
+        match &pattern.kind {
+            ast::PatternKind::Bind(ident) => self.local(ident),
+            ast::PatternKind::Variant(path, subpatterns) => {
+                match path.segments.as_slice() {
+                    [variant] => self.name(variant, Role::Variant(String::new())),
+                    [.., enum_name, variant] => {
+                        self.name(enum_name, Role::Type(enum_name.name.clone()));
+                        self.name(variant, Role::Variant(enum_name.name.clone()));
+                    }
+                    [] => {}
+                }
+                subpatterns.iter().for_each(|p| self.pattern(p));
+            }
+            ast::PatternKind::Wildcard | ast::PatternKind::Literal(_) | ast::PatternKind::Error => {
+            }
+        }
+    }
+
+    fn ty(&mut self, ty: &ast::TypeExpr) {
+        match ty {
+            ast::TypeExpr::Named { name, args, .. } => {
+                if let Some(last) = name.segments.last() {
+                    let text = crate::env::path_text(name);
+                    self.name(last, Role::Type(text));
+                }
+                args.iter().for_each(|a| self.ty(a));
+            }
+            ast::TypeExpr::Record { fields, .. } => fields.iter().for_each(|(_, t)| self.ty(t)),
+            ast::TypeExpr::Invalid(_) => {}
+        }
+    }
+
+    fn expr(&mut self, expr: &ast::Expr) {
+        use ast::ExprKind as E;
+        match &expr.kind {
+            E::Int(_) | E::Float(_) | E::Bool(_) | E::String(_) | E::Error => {}
+            E::Name(ident) => {
+                if ident.name != "game" && ident.name != "sim" {
+                    self.name(ident, Role::Value);
+                }
+            }
+            E::List(items) => items.iter().for_each(|e| self.expr(e)),
+            E::Record { name, fields } => {
+                let text = crate::env::path_text(name);
+                if let Some(last) = name.segments.last() {
+                    self.name(last, Role::Type(text.clone()));
+                }
+                for (field, value) in fields {
+                    self.name(field, Role::RecordField(text.clone()));
+                    self.expr(value);
+                }
+            }
+            E::Field(base, field) => {
+                self.expr(base);
+                self.name(field, Role::Field(base));
+            }
+            E::Call(callee, args) => {
+                self.expr(callee);
+                args.iter().for_each(|a| self.expr(&a.value));
+            }
+            E::MethodCall(base, name, args) => {
+                self.expr(base);
+                self.name(name, Role::Method(base));
+                args.iter().for_each(|a| self.expr(&a.value));
+            }
+            E::Index(base, index) => {
+                self.expr(base);
+                self.expr(index);
+            }
+            E::Unary(_, operand) => self.expr(operand),
+            E::Binary(_, lhs, rhs) => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            E::If {
+                guards,
+                then,
+                otherwise,
+            } => {
+                let mark = self.locals.len();
+                self.guards(guards);
+                self.expr(then);
+                self.locals.truncate(mark);
+                self.expr(otherwise);
+            }
+            E::Match(scrutinee, arms) => {
+                self.expr(scrutinee);
+                for arm in arms {
+                    let mark = self.locals.len();
+                    self.pattern(&arm.pattern);
+                    self.expr(&arm.body);
+                    self.locals.truncate(mark);
+                }
+            }
+            E::Block(lets, result) => {
+                let mark = self.locals.len();
+                for (pattern, value) in lets {
+                    self.expr(value);
+                    self.pattern(pattern);
+                }
+                self.expr(result);
+                self.locals.truncate(mark);
+            }
+            E::Closure(params, body) => {
+                let mark = self.locals.len();
+                for param in params {
+                    self.local(&param.name);
+                    if let Some(ty) = &param.ty {
+                        self.ty(ty);
+                    }
+                }
+                self.expr(body);
+                self.locals.truncate(mark);
+            }
+        }
+    }
+}
+
+/// Collects the type of every expression of a chunk's IR, with chunk-relative spans.
+fn collect_chunk_types(ir: &ChunkIr, out: &mut Vec<(Span, Ty)>) {
+    let bodies = ir
+        .consts
+        .iter()
+        .map(|(_, c)| &c.value)
+        .chain(ir.config.iter().map(|(_, p)| &p.default))
+        .chain(ir.tunables.iter().map(|(_, p)| &p.default))
+        .chain(ir.fns.iter().map(|(_, f)| &f.body))
+        .chain(ir.state.iter().map(|(_, s)| &s.init))
+        .chain(ir.computed.iter().map(|(_, c)| &c.body));
+    for body in bodies {
+        collect_expr_types(&body.expr, out);
+    }
+    for (_, action) in &ir.actions {
+        for expr in action
+            .available
+            .iter()
+            .chain(action.requires.iter().map(|r| &r.cond))
+        {
+            collect_expr_types(expr, out);
+        }
+        collect_stmt_types(&action.body, out);
+    }
+    for model in &ir.models {
+        for branch in &model.branches {
+            branch
+                .args
+                .iter()
+                .chain(branch.probability.iter())
+                .for_each(|e| collect_expr_types(e, out));
+        }
+    }
+    ir.handlers
+        .iter()
+        .for_each(|h| collect_stmt_types(&h.body, out));
+    for rule in &ir.rules {
+        collect_guard_types(&rule.guards, out);
+        rule.args.iter().for_each(|e| collect_expr_types(e, out));
+    }
+    for revise in &ir.revises {
+        collect_expr_types(&revise.cond, out);
+        collect_stmt_types(&revise.body, out);
+    }
+}
+
+fn collect_guard_types(guards: &[ir::Guard], out: &mut Vec<(Span, Ty)>) {
+    for guard in guards {
+        match guard {
+            ir::Guard::Cond(e) | ir::Guard::Let(_, e) => collect_expr_types(e, out),
+        }
+    }
+}
+
+fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
+    for stmt in stmts {
+        match &stmt.kind {
+            ir::StmtKind::Let(_, e) | ir::StmtKind::Revise { value: e, .. } => {
+                collect_expr_types(e, out)
+            }
+            ir::StmtKind::Patch { place, value, .. } => {
+                for step in &place.path {
+                    if let ir::PlaceStep::Index(e) = step {
+                        collect_expr_types(e, out);
+                    }
+                }
+                collect_expr_types(value, out);
+            }
+            ir::StmtKind::Emit { args, .. } => args.iter().for_each(|e| collect_expr_types(e, out)),
+            ir::StmtKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
+                collect_guard_types(guards, out);
+                collect_stmt_types(then, out);
+                collect_stmt_types(otherwise, out);
+            }
+        }
+    }
+}
+
+fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
+    use ir::ExprKind as K;
+    out.push((
+        Span {
+            start: expr.span.start,
+            end: expr.span.end,
+        },
+        expr.ty.clone(),
+    ));
+    match &expr.kind {
+        K::GameCall { args, .. }
+        | K::CallFn { args, .. }
+        | K::CallBuiltin { args, .. }
+        | K::SimNext { args, .. } => args.iter().for_each(|a| collect_expr_types(a, out)),
+        K::Variant { payload: items, .. } | K::Record(items) | K::List(items) | K::Set(items) => {
+            items.iter().for_each(|a| collect_expr_types(a, out))
+        }
+        K::Closure { body: inner, .. }
+        | K::Some(inner)
+        | K::Field(inner, _)
+        | K::Unary(_, inner)
+        | K::SnapshotRead {
+            snapshot: inner, ..
+        } => collect_expr_types(inner, out),
+        K::Index(a, b) | K::Binary(_, a, b) => {
+            collect_expr_types(a, out);
+            collect_expr_types(b, out);
+        }
+        K::If {
+            guards,
+            then,
+            otherwise,
+        } => {
+            collect_guard_types(guards, out);
+            collect_expr_types(then, out);
+            collect_expr_types(otherwise, out);
+        }
+        K::Match(scrutinee, arms) => {
+            collect_expr_types(scrutinee, out);
+            arms.iter()
+                .for_each(|arm| collect_expr_types(&arm.body, out));
+        }
+        K::Let { value, body, .. } => {
+            collect_expr_types(value, out);
+            collect_expr_types(body, out);
+        }
+        K::Lit(_)
+        | K::Local(_)
+        | K::Member(_)
+        | K::Config(_)
+        | K::Const(_)
+        | K::GameProperty(_)
+        | K::FnRef(_)
+        | K::EmptyMap
+        | K::None => {}
+    }
+}
