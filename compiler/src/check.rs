@@ -526,6 +526,7 @@ impl Checker<'_> {
             | K::Const(_)
             | K::GameProperty(_)
             | K::FnRef(_)
+            | K::EmptyMap
             | K::None => {}
         }
     }
@@ -2045,6 +2046,11 @@ impl Checker<'_> {
 
     fn list(&mut self, items: &[ast::Expr], span: Span, hint: Option<&Ty>) -> Lowered {
         let hint = hint.map(|h| self.shallow(h));
+        // `[]` where a map is expected is the empty map; maps have no literal with entries.
+        if let (true, Some(Ty::Map(..))) = (items.is_empty(), &hint) {
+            let ty = hint.clone().unwrap_or(Ty::Error);
+            return lowered(ir::ExprKind::EmptyMap, ty, span);
+        }
         let (elem, is_set) = match &hint {
             Some(Ty::Set(t)) => ((**t).clone(), true),
             Some(Ty::List(t)) => ((**t).clone(), false),

@@ -610,6 +610,8 @@ pub enum ExprKind {
     List(Vec<Expr>),
     /// A set literal (a list literal where a set was expected); duplicates collapse.
     Set(Vec<Expr>),
+    /// The empty map: `[]` where a map was expected (maps have no literal with entries).
+    EmptyMap,
     /// Reads a record field by index.
     Field(Box<Expr>, u32),
     /// `base[index]`: a list element by `Int` index or a map value by key; a missing element is

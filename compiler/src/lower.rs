@@ -335,6 +335,7 @@ impl Shift {
             | K::Const(_)
             | K::GameProperty(_)
             | K::FnRef(_)
+            | K::EmptyMap
             | K::None => {}
         }
     }
