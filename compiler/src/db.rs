@@ -66,10 +66,11 @@ pub struct Chunk {
     pub text: String,
 }
 
-/// What a chunk check needs besides the chunk: the module whose program it belongs to and the
-/// layer of a member. Never collected, for the same reason as [`Chunk`].
+/// Where a chunk is checked: the module whose program it belongs to and, for a member, its
+/// layer. Interned once per layer, so that keying every chunk on it hashes two ids, not two
+/// strings. Never collected, for the same reason as [`Chunk`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
-pub struct CheckKey {
+pub struct Context {
     /// The workspace.
     pub inputs: Inputs,
     /// The module whose scope the chunk is checked in.
@@ -78,6 +79,14 @@ pub struct CheckKey {
     /// The layer of a member chunk.
     #[returns(ref)]
     pub layer: Option<String>,
+}
+
+/// What a chunk check is keyed on: the chunk and where it is checked. Never collected, for the
+/// same reason as [`Chunk`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct CheckKey {
+    /// Where the chunk is checked.
+    pub context: Context,
     /// The chunk.
     pub chunk: Chunk,
 }
@@ -124,12 +133,24 @@ pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> Arc<ChunkSig> 
 /// The signatures of a file's chunks, in order. An edit inside a body changes the outline but
 /// not this list, so salsa backdates it and the environment is not rebuilt.
 #[salsa::tracked(returns(ref))]
-pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Arc<ChunkSig>> {
+pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Shared<ChunkSig>> {
     outline(db, file)
         .chunks
         .iter()
-        .map(|(chunk, _)| chunk_signature(db, *chunk).clone())
+        .map(|(chunk, _)| Shared(chunk_signature(db, *chunk).clone()))
         .collect()
+}
+
+/// A shared value compared by pointer first: an unchanged chunk's memoised signature is the same
+/// allocation in every revision, so comparing a file's signatures after an edit costs one pointer
+/// comparison per unchanged chunk instead of a walk of its syntax tree.
+#[derive(Clone, Debug)]
+pub struct Shared<T>(pub Arc<T>);
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+    }
 }
 
 /// The environment of the whole workspace.
@@ -140,7 +161,10 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
         .iter()
         .map(|file| FileSig {
             path: file.path(db).clone(),
-            chunks: file_signature(db, *file).iter().map(|sig| &**sig).collect(),
+            chunks: file_signature(db, *file)
+                .iter()
+                .map(|sig| &*sig.0)
+                .collect(),
         })
         .collect();
     Arc::new(env::build(&files, inputs.signatures(db)))
@@ -149,12 +173,16 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
 /// Checks and lowers one chunk in the scope of a module.
 #[salsa::tracked(returns(ref))]
 pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
-    let inputs = key.inputs(db);
+    let context = key.context(db);
+    let inputs = context.inputs(db);
     let env = environment(db, inputs);
-    let Some(scope) = env.scopes.get(key.module(db)) else {
+    let Some(scope) = env.scopes.get(context.module(db)) else {
         return ChunkCheck::default();
     };
-    let layer = key.layer(db).as_deref().and_then(|name| scope.layer(name));
+    let layer = context
+        .layer(db)
+        .as_deref()
+        .and_then(|name| scope.layer(name));
     let parsed = parsed(db, key.chunk(db));
     let mut out = check::check_chunk(
         scope,
@@ -163,6 +191,15 @@ pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
         &parsed.items,
         &parsed.members,
     );
+    // A checker diagnostic that overlaps a syntax error is usually its consequence (an argument
+    // the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
+    let overlaps = |d: &Diagnostic| {
+        parsed
+            .errors
+            .iter()
+            .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
+    };
+    out.diagnostics.retain(|d| !overlaps(d));
     // The chunk's syntax errors come first, so the file's diagnostics need one query per chunk.
     out.diagnostics.splice(0..0, parsed.errors.iter().cloned());
     out
@@ -187,17 +224,29 @@ pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>>
         return Vec::new();
     };
     let layers = env.chunk_layers.get(file.path(db));
+    // Consecutive chunks mostly share their layer, so the context is interned once per run.
+    let mut current: Option<(Option<&String>, Context)> = None;
     outline(db, file)
         .chunks
         .iter()
         .enumerate()
         .map(|(ordinal, (chunk, _))| {
             let layer = if chunk.kind(db) == ChunkKind::Member {
-                layers.and_then(|layers| layers.get(ordinal).cloned().flatten())
+                layers
+                    .and_then(|layers| layers.get(ordinal))
+                    .and_then(Option::as_ref)
             } else {
                 None
             };
-            Some(CheckKey::new(db, inputs, module.clone(), layer, *chunk))
+            let context = match current {
+                Some((previous, context)) if previous == layer => context,
+                _ => {
+                    let context = Context::new(db, inputs, module.clone(), layer.cloned());
+                    current = Some((layer, context));
+                    context
+                }
+            };
+            Some(CheckKey::new(db, context, *chunk))
         })
         .collect()
 }

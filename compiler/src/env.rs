@@ -1,9 +1,10 @@
 //! The workspace environment: every module's scope, built from the signatures of all chunks.
 //!
 //! The environment knows names, declared types, ranges and the layer graph, and nothing about
-//! bodies: it is built from [`strip_bodies`] of each chunk, so editing a body leaves it equal and
-//! salsa reuses every member check that depends on it. It also numbers definitions the way the
-//! [`crate::ir`] does, per module, so that member checks can produce IR directly.
+//! bodies: it is built from each chunk's declarations with their bodies stripped ([`strip_item`],
+//! [`strip_member`]), so editing a body leaves it equal and salsa reuses every member check that
+//! depends on it. It also numbers definitions the way the [`crate::ir`] does, per module, so that
+//! member checks can produce IR directly.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

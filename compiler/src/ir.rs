@@ -31,9 +31,10 @@
 //!
 //! # Semantics the interpreter implements
 //!
-//! - **Computed values are never stale.** A read of [`ExprKind::Computed`] returns the value of
-//!   its body in the current working snapshot, including patches already applied by the running
-//!   step. Memoise with dependency tracking; do not recompute on every read.
+//! - **Computed values are never stale.** A read of a computed value ([`ExprKind::Member`] of a
+//!   [`MemberRef::Computed`]) returns the value of its body in the current working snapshot,
+//!   including patches already applied by the running step. Memoise with dependency tracking; do
+//!   not recompute on every read.
 //! - **Actions are atomic.** Running an action: bind the arguments; evaluate `available` (false:
 //!   the action is not available, which is an error if it was chosen); evaluate every `requires`
 //!   in order (the first false one fails the step with its [`ErrorId`]); then run the body. Patches
@@ -107,8 +108,9 @@ ids! {
     LocalId,
 }
 
-/// A source location: a byte range in one of [`Program::files`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A source location: a byte range in one of [`Program::files`]. Serialises as
+/// `{"file", "start", "end"}`, the shape trace events use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct SrcSpan {
     /// The file.
     pub file: FileId,
@@ -154,7 +156,10 @@ pub struct Program {
 /// An enum type and its variants.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDef {
-    /// The qualified name, as [`Ty::Enum`] spells it.
+    /// The name, as [`Ty::Enum`] spells it: the bare name (`Dir`) for the enums of a game, of the
+    /// standard library and of the program's root module; `module.Name` for an enum declared in
+    /// another harness module the program uses. A game that builds enum values uses the bare
+    /// name.
     pub name: String,
     /// The variants in declaration order: name and payload types. A variant value is
     /// `(EnumId, variant index, payload)`.
@@ -185,8 +190,9 @@ pub struct ConstDef {
     pub span: SrcSpan,
 }
 
-/// A value known at check time: a literal, or a range bound.
-#[derive(Clone, Debug, PartialEq)]
+/// A value known at check time: a literal, or a range bound. Serialises as the bare value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum Literal {
     /// An integer.
     Int(i64),

@@ -6,7 +6,7 @@
 //! this crate depends on neither the runtime nor the standard library.
 //!
 //! The pipeline: [`split`] cuts a file into chunks (items and layer members), [`parse`] parses a
-//! chunk, [`env`] builds every module's scope from the chunks' signatures, [`check`] checks and
+//! chunk, [`env`](mod@env) builds every module's scope from the chunks' signatures, [`check`] checks and
 //! lowers one chunk, [`global`] runs the whole-program checks, [`lower`] assembles the IR. The
 //! [`db`] module wires these as salsa queries so that an edit re-checks only what it affects.
 //! [`ide`] answers an editor's questions (hover, definition, references, completion...) from the

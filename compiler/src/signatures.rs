@@ -23,11 +23,12 @@
 //!
 //! A first parameter named `self` makes the entry a method of its type (`List.max_by`); a dotted
 //! name makes it a static function of a type (`fn Posterior.prior(...)`); otherwise it is a free
-//! function (`abs`). A generic parameter may carry the bound `Num` (`Int` or `Float`).
+//! function (`abs`). A generic parameter may carry the bound `Num` (`Int` or `Float`). Record
+//! types are written `{ weight: Float, state: Snapshot }`.
 
 use std::sync::Arc;
 
-use crate::types::Ty;
+use crate::types::{RecordTy, Ty};
 
 /// A parsed function signature.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -516,6 +517,19 @@ impl<'a> SigParser<'a> {
         if self.eat("()") {
             return Ok(Ty::Unit);
         }
+        if self.eat("{") {
+            let mut fields = Vec::new();
+            while !self.eat("}") {
+                let name = self.ident()?;
+                self.expect(":")?;
+                fields.push((name, self.ty()?));
+                if !self.eat(",") {
+                    self.expect("}")?;
+                    break;
+                }
+            }
+            return Ok(Ty::Record(Arc::new(RecordTy { name: None, fields })));
+        }
         let name = self.ident()?;
         let mut args = Vec::new();
         if self.eat("<") {
@@ -711,6 +725,17 @@ mod tests {
         assert_eq!(sig.params.len(), 2);
         assert_eq!(sig.params[1].ty.to_string(), "fn(T) -> Float");
         assert_eq!(sig.ret.to_string(), "Option<T>");
+    }
+
+    #[test]
+    fn parses_record_types() {
+        let (_, sig) =
+            parse_fn("fn branches(self: Preview) -> List<{ weight: Float, state: Snapshot }>")
+                .expect("valid signature");
+        assert_eq!(
+            sig.ret.to_string(),
+            "List<{ weight: Float, state: Snapshot }>"
+        );
     }
 
     #[test]

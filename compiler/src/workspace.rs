@@ -202,8 +202,11 @@ impl Workspace {
                         None
                     };
                     let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
-                    let key =
-                        db::CheckKey::new(db, self.inputs, module.to_owned(), layer_name, *chunk);
+                    let key = db::CheckKey::new(
+                        db,
+                        db::Context::new(db, self.inputs, module.to_owned(), layer_name),
+                        *chunk,
+                    );
                     checks.push((file_index as u32, *offset, layer, db::check_chunk(db, key)));
                 }
             }

@@ -40,7 +40,10 @@ fn cases_report_what_they_expect() {
     let mut files = Vec::new();
     harness_files(&root().join("cases"), &mut files);
     assert!(!files.is_empty(), "no cases found under tests/cases");
+    // Expectations first, for every case, so one run reports every case that disagrees; then
+    // the snapshots, which stop at the first difference.
     let mut failures = Vec::new();
+    let mut snapshots = Vec::new();
     for path in &files {
         let name = relative(path);
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -57,6 +60,15 @@ fn cases_report_what_they_expect() {
             "----- SOURCE -----\n{text}\n----- DIAGNOSTICS -----\n{}",
             render(&diagnostics)
         );
+        snapshots.push((path, name, snapshot));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for (path, name, snapshot) in snapshots {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -70,12 +82,6 @@ fn cases_report_what_they_expect() {
         ));
         settings.bind(|| insta::assert_snapshot!(stem, snapshot));
     }
-    assert!(
-        failures.is_empty(),
-        "{} case(s) failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
 }
 
 #[test]
