@@ -407,19 +407,23 @@ fn show(args: &LensArgs) -> Result<(), String> {
     };
     let run = Run::open(&path)?;
     let shown = build(args, &run)?;
-    if args.json {
-        println!("{}", shown.json);
-    } else {
-        print!("{}", shown.text);
-    }
+    // The figure is checked and written before the view is printed, so that a failed --plot
+    // does not follow a page of output.
     if let Some(file) = &args.plot {
-        let svg = shown.svg.ok_or_else(|| {
+        let svg = shown.svg.as_deref().ok_or_else(|| {
             "--plot draws `run`, `run --layer`, `compare` and `confidence --game`; this view has \
              no figure"
                 .to_string()
         })?;
         std::fs::write(file, svg)
             .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+    }
+    if args.json {
+        println!("{}", shown.json);
+    } else {
+        print!("{}", shown.text);
+    }
+    if let Some(file) = &args.plot {
         eprintln!("wrote {}", file.display());
     }
     Ok(())
@@ -447,9 +451,10 @@ fn build(args: &LensArgs, run: &Run) -> Result<Shown, String> {
                 .transpose()?;
             let svg = wants_plot.then(|| match &layer_effect {
                 Some(effect) => effects_plot(
+                    &format!("Per-board effect of {} · {}", effect.layer, run.id()),
                     &format!(
-                        "Per-board effect of {}: {} − {}",
-                        effect.layer, effect.treatment, effect.baseline
+                        "ΔF1 = F1({}) − F1({}), mean over each board's seeds",
+                        effect.treatment, effect.baseline
                     ),
                     &effect.boards,
                 ),
@@ -576,8 +581,17 @@ fn build(args: &LensArgs, run: &Run) -> Result<Shown, String> {
                 .map(|(a, b)| (a.outcome.clone(), b.outcome.clone()))
                 .unzip();
             let boards = instance_effects(&b, &a);
-            let svg = wants_plot
-                .then(|| effects_plot(&format!("Per-board effect on {stack}: A − B"), &boards));
+            let svg = wants_plot.then(|| {
+                effects_plot(
+                    &format!("Per-board ΔF1 on {stack}: run A − run B"),
+                    &format!(
+                        "ΔF1 = A − B, mean over seeds · A {} · B {}",
+                        timestamp(run.id()),
+                        timestamp(other.id())
+                    ),
+                    &boards,
+                )
+            });
             let view = CompareView {
                 a: run.header(),
                 b: other.header(),
@@ -614,7 +628,7 @@ fn win_rate_plot(report: &ablate::Report, run_id: &str) -> String {
 }
 
 /// Per-board signed F1 effects (the paper's Figure 3).
-fn effects_plot(title: &str, boards: &[InstanceEffect]) -> String {
+fn effects_plot(title: &str, x_label: &str, boards: &[InstanceEffect]) -> String {
     let effects: Vec<plot::Effect> = boards
         .iter()
         .map(|board| plot::Effect {
@@ -622,7 +636,13 @@ fn effects_plot(title: &str, boards: &[InstanceEffect]) -> String {
             value: board.delta_f1,
         })
         .collect();
-    plot::signed_effects(title, "ΔF1 (mean over seeds)", &effects)
+    plot::signed_effects(title, x_label, &effects)
+}
+
+/// The timestamp that starts a run id (`20261130-162326__battleship__abc` → `20261130-162326`),
+/// short enough for an axis label.
+fn timestamp(run_id: &str) -> &str {
+    run_id.split("__").next().unwrap_or(run_id)
 }
 
 /// A game's confidence trace.

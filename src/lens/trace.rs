@@ -199,6 +199,8 @@ pub struct TurnRow {
     pub observations: Vec<String>,
     /// The chosen action and its arguments.
     pub action: Option<String>,
+    /// What the game answered to it: the next turn's observations.
+    pub result: Vec<String>,
     /// The layer whose rule chose it.
     pub layer: Option<String>,
     /// The rule's index in its `decide` block.
@@ -292,6 +294,10 @@ pub fn turns(events: &[TraceEvent]) -> (Vec<TurnRow>, Option<GameEnd>) {
                 .push(format!("error: {}", error_message(error))),
             _ => {}
         }
+    }
+    // A turn's observations are the result of the turn before's action.
+    for index in 1..rows.len() {
+        rows[index - 1].result = rows[index].observations.clone();
     }
     rows.retain(|row| row.turn > 0 || *row != TurnRow::default());
     (rows, end)
@@ -516,6 +522,7 @@ pub(crate) mod tests {
         assert_eq!(rows[0].best_preview, Some(("ask row:B".to_string(), 0.03)));
         assert_eq!(rows[0].patches[0].tunable, "reflection.used_coarse");
         assert_eq!(rows[1].observations, vec!["answer row:B no"]);
+        assert_eq!(rows[0].result, rows[1].observations);
         assert_eq!(rows[1].layer.as_deref(), Some("belief"));
         assert!(rows[2].gate_open && !rows[1].gate_open);
         // The re-stated, unchanged tunable is not a change.

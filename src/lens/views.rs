@@ -271,13 +271,18 @@ impl GameView {
         let mut out = String::new();
         game_header(&mut out, &self.run_id, &self.record);
         let _ = writeln!(out);
-        for (index, row) in self.turns.iter().enumerate() {
-            // A turn's observations are the result of the turn before's action.
-            let result = self
-                .turns
-                .get(index + 1)
-                .map(|next| next.observations.join("; "))
-                .unwrap_or_default();
+        for row in &self.turns {
+            // The last turn only receives the final observation, already shown as the result
+            // of the turn before; a row with nothing of its own is left out.
+            if row.action.is_none()
+                && !row.gate_open
+                && row.revisions.is_empty()
+                && row.patches.is_empty()
+                && row.problems.is_empty()
+            {
+                continue;
+            }
+            let result = row.result.join("; ");
             let by = match (&row.layer, row.rule) {
                 (Some(layer), Some(rule)) => format!("{layer}#{rule}"),
                 _ => String::new(),
@@ -563,7 +568,8 @@ impl LlmView {
         if self.calls == 0 {
             let _ = writeln!(
                 out,
-                "this run made no LLM calls (no trace has an `llm_call` event)"
+                "this run made no LLM calls (no trace has an `llm_call` event): every decision and \
+                 revision came from the symbolic harness"
             );
         } else {
             let _ = writeln!(
