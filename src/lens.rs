@@ -665,3 +665,220 @@ fn confidence_plot(record: &GameRecord, rows: &[trace::ConfidenceRow], threshold
         &points,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{FORMAT, Manifest};
+    use views::tests::record;
+
+    /// A belief-only game: two shots, then the end.
+    const PLAIN: &str = r#"{"turn":1,"phase":"decide","layer":"belief","event":"chosen","action":"shoot","args":["A1"],"rule":0}
+{"turn":2,"phase":"observe","layer":null,"event":"observation","name":"shot","args":["A1",true]}
+{"turn":2,"phase":"observe","layer":"belief","event":"patch","field":"belief.hits","old":0,"new":1}
+{"turn":2,"phase":"decide","layer":"belief","event":"chosen","action":"shoot","args":["A2"],"rule":0}
+{"turn":3,"phase":"observe","layer":null,"event":"observation","name":"shot","args":["A2",false]}
+{"turn":3,"phase":"end","layer":null,"event":"episode_end","reason":"game_over","metrics":{"f1":0.5,"won":false}}
+"#;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("harness-lens-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A run of two stacks on two boards with one seed each; `shift` is added to every F1 of
+    /// the top stack so that two runs differ.
+    fn make_run(parent: &Path, id: &str, shift: f64) -> PathBuf {
+        let layers = |names: &[&str]| names.iter().map(|name| name.to_string()).collect();
+        let manifest = Manifest {
+            format: FORMAT.into(),
+            run_id: id.into(),
+            program_version: "0.1.0".into(),
+            harness: "harnesses/battleship".into(),
+            harness_hash: "abc".into(),
+            game: "battleship".into(),
+            stacks: vec![
+                StackSpec {
+                    name: "L1".into(),
+                    layers: layers(&["belief"]),
+                },
+                StackSpec {
+                    name: "L1-L2".into(),
+                    layers: layers(&["belief", "reflection"]),
+                },
+            ],
+            instances: vec!["B01".into(), "B02".into()],
+            seeds: 1,
+            settings: vec![
+                ("protocol".into(), "paper".into()),
+                ("confidence_threshold".into(), "0.65".into()),
+            ],
+        };
+        let folder = RunFolder::create(parent, manifest).unwrap();
+        for (board, f1) in [("B01", 0.5), ("B02", 0.3)] {
+            let plain = record("L1", board, 0, false, f1);
+            folder.record_game("L1", board, 0, &plain, PLAIN).unwrap();
+            let reflective = record("L1-L2", board, 0, true, f1 + 0.1 + shift);
+            folder
+                .record_game("L1-L2", board, 0, &reflective, trace::tests::TRACE)
+                .unwrap();
+        }
+        parent.join(id)
+    }
+
+    fn args(view: View) -> LensArgs {
+        LensArgs {
+            view,
+            run: None,
+            stack: None,
+            game: None,
+            board: None,
+            seed: None,
+            layer: None,
+            compare: None,
+            json: false,
+            plot: Some(PathBuf::from("unused.svg")),
+            max_turns: None,
+        }
+    }
+
+    #[test]
+    fn every_view_renders_from_a_run_folder() {
+        let parent = scratch("views");
+        let run = Run::open(&make_run(&parent, "20260101-000000__t__a", 0.0)).unwrap();
+        let other = make_run(&parent, "20250101-000000__t__b", -0.2);
+        assert_eq!(
+            latest_run(&parent),
+            Some(parent.join("20260101-000000__t__a"))
+        );
+
+        let shown = build(&args(View::Run), &run).unwrap();
+        assert!(shown.text.contains("games finished: 4/4"), "{}", shown.text);
+        assert!(shown.text.contains("best boards of L1-L2"));
+        let svg = shown.svg.unwrap();
+        assert_eq!(
+            svg.matches("opacity=\"0.85\"").count(),
+            2,
+            "one bar per stack"
+        );
+        assert!(svg.contains("100.0%"));
+
+        let mut by_layer = args(View::Run);
+        by_layer.layer = Some("reflection".into());
+        let shown = build(&by_layer, &run).unwrap();
+        assert!(
+            shown
+                .text
+                .contains("per-board effect of `reflection`: L1-L2 minus L1")
+        );
+        assert!(shown.text.contains("+0.1000"), "{}", shown.text);
+        assert_eq!(
+            shown.svg.unwrap().matches("<rect x=").count(),
+            2,
+            "one bar per board"
+        );
+
+        let mut game = args(View::Game);
+        game.game = Some("b02:0".into());
+        let shown = build(&game, &run).unwrap();
+        assert!(
+            shown.text.contains("game B02 seed 0 · stack L1-L2"),
+            "{}",
+            shown.text
+        );
+        assert!(shown.text.contains("revised: reflection.coarse_quota 6→5"));
+        assert!(shown.svg.is_none());
+        game.stack = Some("l1".into());
+        game.max_turns = Some(1);
+        let text = build(&game, &run).unwrap().text;
+        assert!(
+            text.contains("shoot A1") && text.contains("→ shot A1 yes"),
+            "{text}"
+        );
+        assert!(text.contains("2 more turns"), "{text}");
+
+        let mut confidence = args(View::Confidence);
+        confidence.board = Some("B01".into());
+        let shown = build(&confidence, &run).unwrap();
+        assert!(
+            shown.text.contains("low below 0.65"),
+            "the run's threshold is used"
+        );
+        assert!(shown.text.contains("0.500*"), "{}", shown.text);
+        let svg = shown.svg.unwrap();
+        assert_eq!(svg.matches("<circle").count(), 1, "one revision");
+        assert!(svg.contains("threshold 0.65"));
+        confidence.board = None;
+        confidence.json = true;
+        let shown = build(&confidence, &run).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&shown.json).unwrap();
+        assert_eq!(json["games"].as_array().map(Vec::len), Some(2));
+        assert!(shown.svg.is_none(), "the per-game table has no figure");
+        confidence.stack = Some("L1".into());
+        let error = build(&confidence, &run).err().unwrap();
+        assert!(error.contains("no reflective monitor"), "{error}");
+
+        let shown = build(&args(View::Llm), &run).unwrap();
+        assert!(shown.text.contains("this run made no LLM calls"));
+        assert!(
+            shown.text.contains("2 revisions in 2 games"),
+            "{}",
+            shown.text
+        );
+
+        let mut compare = args(View::Compare);
+        compare.compare = Some(other);
+        let shown = build(&compare, &run).unwrap();
+        assert!(shown.text.contains("matched games (stack, board, seed): 4"));
+        assert!(shown.text.contains("+0.2000"), "{}", shown.text);
+        let svg = shown.svg.unwrap();
+        assert!(svg.contains("run A − run B") && svg.contains("A 20260101-000000"));
+        std::fs::remove_dir_all(parent).unwrap();
+    }
+
+    #[test]
+    fn missing_games_and_foreign_folders_are_clear_errors() {
+        let parent = scratch("errors");
+        let root = make_run(&parent, "20260101-000000__t__a", 0.0);
+        let error = Run::open(&parent).err().unwrap();
+        assert!(error.contains("not a run folder") && error.contains("it holds run folders"));
+        let run = Run::open(&root).unwrap();
+        let mut game = args(View::Game);
+        let error = build(&game, &run).err().unwrap();
+        assert!(error.contains("needs a game"), "{error}");
+        game.game = Some("B01:4".into());
+        let error = build(&game, &run).err().unwrap();
+        assert!(error.contains("no finished game B01 seed 4"), "{error}");
+        game.game = Some("B01:x".into());
+        assert!(
+            build(&game, &run)
+                .err()
+                .unwrap()
+                .contains("not a whole number")
+        );
+        let mut layer = args(View::Run);
+        layer.layer = Some("belief".into());
+        assert!(build(&layer, &run).err().unwrap().contains("first layer"));
+        std::fs::write(root.join("traces/l1/b01-s0.jsonl"), "{broken\n").unwrap();
+        game.game = Some("B01:0".into());
+        game.stack = Some("L1".into());
+        let error = build(&game, &run).err().unwrap();
+        assert!(error.contains("is corrupt: line 1"), "{error}");
+        std::fs::remove_dir_all(parent).unwrap();
+    }
+
+    #[test]
+    fn games_are_named_by_board_and_seed() {
+        assert_eq!(
+            parse_game(" B07 : 1").unwrap(),
+            GameKey {
+                board: "B07".into(),
+                seed: 1
+            }
+        );
+        assert!(parse_game("B07").is_err());
+        assert_eq!(timestamp("20261130-162326__x__y"), "20261130-162326");
+    }
+}

@@ -439,15 +439,22 @@ mod tests {
             vec!["without", "reflection"]
         );
         assert_eq!(wrap("L1-L3", 100.0), vec!["L1-L3"]);
-        let bars: Vec<Bar> = ["L1", "L1-L2", "L1-L3", "without belief", "without planning"]
-            .iter()
-            .map(|label| Bar {
-                label: label.to_string(),
-                value: 0.5,
-                lo: 0.4,
-                hi: 0.6,
-            })
-            .collect();
+        let bars: Vec<Bar> = [
+            "L1",
+            "L1-L2",
+            "L1-L3",
+            "L1-L4",
+            "without belief",
+            "without planning",
+        ]
+        .iter()
+        .map(|label| Bar {
+            label: label.to_string(),
+            value: 0.5,
+            lo: 0.4,
+            hi: 0.6,
+        })
+        .collect();
         let svg = bars_with_intervals("t", "y", &bars);
         assert!(svg.contains(">without<") && svg.contains(">planning<"));
     }

@@ -788,7 +788,7 @@ impl CompareView {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn record(stack: &str, instance: &str, seed: u32, won: bool, f1: f64) -> GameRecord {
