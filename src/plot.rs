@@ -295,15 +295,27 @@ pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> S
             y0 = y(value),
         );
     }
+    // The threshold's label sits in a legend above the plot: placed beside the line it would be
+    // crossed whenever the confidence passes the threshold near that end of the game.
+    let legend_y = MARGIN_TOP - 8.0;
+    let right = MARGIN_LEFT + plot_w;
     let _ = writeln!(
         out,
-        "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
-         stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" \
-         fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
-        MARGIN_LEFT + plot_w,
-        MARGIN_LEFT + plot_w,
-        y(threshold) - 5.0,
+        "<line x1=\"{MARGIN_LEFT}\" x2=\"{right:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
+         stroke-dasharray=\"6 4\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+         stroke=\"{NEGATIVE}\" stroke-dasharray=\"6 4\"/><text x=\"{right:.1}\" y=\"{legend_y:.1}\" \
+         text-anchor=\"end\" font-size=\"11\" fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
+        right - 112.0,
+        right - 88.0,
+        legend_y - 4.0,
+        legend_y - 4.0,
         t = y(threshold),
+    );
+    let _ = writeln!(
+        out,
+        "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
+         {FONT}>confidence</text>",
+        MARGIN_TOP + plot_h / 2.0,
     );
     let path: Vec<String> = points
         .iter()
