@@ -370,7 +370,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
     folder
         .write_games_index(&records)
         .map_err(|error| error.to_string())?;
-    let report = report(folder.manifest(), &program, &stack_specs, &records);
+    let report = report(folder.manifest(), &program.module, &stack_specs, &records);
     folder
         .write_summary(&report)
         .map_err(|error| error.to_string())?;
@@ -560,10 +560,11 @@ fn outcome(instance: &str, seed: u32, result: &EpisodeResult) -> GameOutcome {
     }
 }
 
-/// Builds the report from the records, in the manifest's order.
-fn report(
+/// Builds the report from the records, in the manifest's order. `harness` names the module that
+/// ran; each stack is paired with whether it is cumulative (as opposed to a removal).
+pub fn report(
     manifest: &Manifest,
-    program: &Program,
+    harness: &str,
     stacks: &[(StackSpec, bool)],
     records: &[GameRecord],
 ) -> Report {
@@ -609,7 +610,7 @@ fn report(
         .collect();
     Report {
         run_id: manifest.run_id.clone(),
-        harness: program.module.clone(),
+        harness: harness.to_string(),
         settings: manifest.settings.clone(),
         rows,
         removals,

@@ -9,6 +9,7 @@ mod ablate;
 mod check;
 mod fmt_cmd;
 mod games;
+mod lens;
 mod lsp;
 mod plot;
 mod render;
@@ -131,6 +132,45 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
+    },
+    /// Look into a result folder written by `harness ablate`: the run, one game, the reflective
+    /// confidence, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
+    /// run or the game or stack is missing.
+    Lens {
+        /// The view.
+        #[arg(value_enum)]
+        view: lens::View,
+        /// The run folder (default: the latest under results/runs).
+        run: Option<PathBuf>,
+        /// The stack (default: the top cumulative stack).
+        #[arg(long)]
+        stack: Option<String>,
+        /// The game for `game` and `confidence`, as BOARD:SEED, such as `B07:1`.
+        #[arg(long)]
+        game: Option<String>,
+        /// The game's board, with --seed (instead of --game).
+        #[arg(long)]
+        board: Option<String>,
+        /// The game's seed index, with --board (default 0).
+        #[arg(long)]
+        seed: Option<u32>,
+        /// For `run` and `compare`: the layer whose per-board effect to show (the stack with it
+        /// against the stack below it).
+        #[arg(long)]
+        layer: Option<String>,
+        /// For `compare`: the other run (Δ = RUN − RUN2).
+        #[arg(long, value_name = "RUN2")]
+        compare: Option<PathBuf>,
+        /// `human` for text, `json` for one JSON object.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Also draw the view's figure as SVG: `run` (win rates), `run --layer` and `compare`
+        /// (per-board effects), `confidence --game` (the confidence trace).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
+        /// Show at most this many turns of a game.
+        #[arg(long)]
+        max_turns: Option<usize>,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -273,6 +313,31 @@ fn main() -> ExitCode {
             out,
             resume,
             jobs,
+        }),
+        Command::Lens {
+            view,
+            run,
+            stack,
+            game,
+            board,
+            seed,
+            layer,
+            compare,
+            format,
+            plot,
+            max_turns,
+        } => lens::run(&lens::LensArgs {
+            view,
+            run,
+            stack,
+            game,
+            board,
+            seed,
+            layer,
+            compare,
+            json: matches!(format, Format::Json),
+            plot,
+            max_turns,
         }),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp => lsp::run(),

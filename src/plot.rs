@@ -73,6 +73,51 @@ fn header(out: &mut String, height: f64, title: &str) {
     );
 }
 
+/// A "nice" tick step (1, 2 or 5 times a power of ten) and the number of steps on each side of
+/// zero so that `step * steps` covers `largest` with a little room. Odd steps such as 0.0513
+/// make an axis hard to read, which is why the extent is rounded up to whole steps.
+fn symmetric_ticks(largest: f64) -> (f64, i32) {
+    if largest <= 1e-12 {
+        return (0.01, 1);
+    }
+    let raw = largest / 4.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = match raw / magnitude {
+        n if n <= 1.0 => 1.0,
+        n if n <= 2.0 => 2.0,
+        n if n <= 5.0 => 5.0,
+        _ => 10.0,
+    } * magnitude;
+    let mut steps = (largest / step).ceil().max(1.0) as i32;
+    // A bar that ends on the frame reads as clipped; leave a step's worth of room instead.
+    if largest / (step * f64::from(steps)) > 0.97 {
+        steps += 1;
+    }
+    (step, steps)
+}
+
+/// The decimals that show a tick step exactly (0.05 → 2, 0.2 → 1, 5 → 0).
+fn decimals_of(step: f64) -> usize {
+    (-step.log10().floor()).max(0.0) as usize
+}
+
+/// Breaks a label into lines at spaces so that each fits `width` pixels at 12 px (about 7 px a
+/// character in Helvetica); a single word longer than that stays whole.
+fn wrap(label: &str, width: f64) -> Vec<String> {
+    let fits = ((width - 6.0) / 7.0).max(1.0) as usize;
+    let mut lines: Vec<String> = Vec::new();
+    for word in label.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= fits => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 /// A vertical bar chart of values in [0, 1] with interval whiskers (per-stack win rates).
 pub fn bars_with_intervals(title: &str, y_label: &str, bars: &[Bar]) -> String {
     let height = 400.0;
@@ -125,13 +170,20 @@ pub fn bars_with_intervals(title: &str, y_label: &str, bars: &[Bar]) -> String {
         );
         let _ = writeln!(
             out,
-            "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{:.1}%</text>\
-             <text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
+            "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{:.1}%</text>",
             hi - 6.0,
             bar.value * 100.0,
-            y(0.0) + 20.0,
-            escape(&bar.label),
         );
+        // A label wider than its slot (such as `without reflection` among six bars) would run
+        // into its neighbours, so it is broken into lines at spaces.
+        for (line, text) in wrap(&bar.label, slot).iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
+                y(0.0) + 20.0 + 14.0 * line as f64,
+                escape(text),
+            );
+        }
     }
     out.push_str("</svg>\n");
     out
@@ -142,23 +194,32 @@ pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String 
     let row_h = 20.0;
     let height = MARGIN_TOP + MARGIN_BOTTOM + row_h * effects.len().max(1) as f64;
     let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
-    let extent = effects
+    let largest = effects
         .iter()
         .map(|effect| effect.value.abs())
-        .fold(0.0_f64, f64::max)
-        .max(1e-9)
-        * 1.1;
-    let x = |value: f64| MARGIN_LEFT + plot_w * (value + extent) / (2.0 * extent);
+        .filter(|value| value.is_finite())
+        .fold(0.0_f64, f64::max);
+    let (step, steps) = symmetric_ticks(largest);
+    let extent = step * f64::from(steps);
+    let decimals = decimals_of(step);
+    let x = |value: f64| {
+        MARGIN_LEFT + plot_w * (value.clamp(-extent, extent) + extent) / (2.0 * extent)
+    };
     let mut out = String::new();
     header(&mut out, height, title);
     let bottom = height - MARGIN_BOTTOM;
-    for step in -4..=4 {
-        let value = extent * f64::from(step) / 4.0;
+    for tick in -steps..=steps {
+        let value = step * f64::from(tick);
+        let label = if tick == 0 {
+            "0".to_string()
+        } else {
+            format!("{value:+.decimals$}")
+        };
         let _ = writeln!(
             out,
             "<line x1=\"{x0:.1}\" x2=\"{x0:.1}\" y1=\"{MARGIN_TOP}\" y2=\"{bottom:.1}\" stroke=\"{}\"/>\
-             <text x=\"{x0:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{value:+.3}</text>",
-            if step == 0 { NEUTRAL } else { "#e5e5e5" },
+             <text x=\"{x0:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{label}</text>",
+            if tick == 0 { NEUTRAL } else { "#e5e5e5" },
             bottom + 16.0,
             x0 = x(value),
         );
@@ -234,15 +295,27 @@ pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> S
             y0 = y(value),
         );
     }
+    // The threshold's label sits in a legend above the plot: placed beside the line it would be
+    // crossed whenever the confidence passes the threshold near that end of the game.
+    let legend_y = MARGIN_TOP - 8.0;
+    let right = MARGIN_LEFT + plot_w;
     let _ = writeln!(
         out,
-        "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
-         stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" \
-         fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
-        MARGIN_LEFT + plot_w,
-        MARGIN_LEFT + plot_w,
-        y(threshold) - 5.0,
+        "<line x1=\"{MARGIN_LEFT}\" x2=\"{right:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
+         stroke-dasharray=\"6 4\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+         stroke=\"{NEGATIVE}\" stroke-dasharray=\"6 4\"/><text x=\"{right:.1}\" y=\"{legend_y:.1}\" \
+         text-anchor=\"end\" font-size=\"11\" fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
+        right - 112.0,
+        right - 88.0,
+        legend_y - 4.0,
+        legend_y - 4.0,
         t = y(threshold),
+    );
+    let _ = writeln!(
+        out,
+        "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
+         {FONT}>confidence</text>",
+        MARGIN_TOP + plot_h / 2.0,
     );
     let path: Vec<String> = points
         .iter()
@@ -262,7 +335,9 @@ pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> S
         );
     }
     let bottom = height - MARGIN_BOTTOM;
-    for turn in (0..=last_turn).step_by(5) {
+    // Every fifth turn is labelled, or fewer on long games so that labels never touch.
+    let label_step = 5 * last_turn.div_ceil(60).max(1);
+    for turn in (0..=last_turn).step_by(label_step as usize) {
         let _ = writeln!(
             out,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{turn}</text>",
@@ -348,5 +423,51 @@ mod tests {
         assert_eq!(count(&svg, "opacity=\"0.12\""), 3);
         assert_eq!(count(&svg, "<circle"), 1);
         assert!(svg.contains("threshold 0.72"));
+    }
+    #[test]
+    fn effect_ticks_are_round_numbers_covering_the_data() {
+        assert_eq!(symmetric_ticks(0.1864), (0.05, 4));
+        assert_eq!(decimals_of(0.05), 2);
+        let (step, steps) = symmetric_ticks(0.2);
+        assert!(
+            (step - 0.05).abs() < 1e-12 && steps == 5,
+            "room past a bar on a tick"
+        );
+        assert_eq!(symmetric_ticks(0.0), (0.01, 1));
+        let svg = signed_effects(
+            "t",
+            "x",
+            &[Effect {
+                label: "B01".into(),
+                value: -0.1864,
+            }],
+        );
+        assert!(svg.contains(">-0.20<") && svg.contains(">+0.15<") && svg.contains(">0<"));
+    }
+    #[test]
+    fn long_bar_labels_wrap_at_spaces() {
+        assert_eq!(
+            wrap("without reflection", 100.0),
+            vec!["without", "reflection"]
+        );
+        assert_eq!(wrap("L1-L3", 100.0), vec!["L1-L3"]);
+        let bars: Vec<Bar> = [
+            "L1",
+            "L1-L2",
+            "L1-L3",
+            "L1-L4",
+            "without belief",
+            "without planning",
+        ]
+        .iter()
+        .map(|label| Bar {
+            label: label.to_string(),
+            value: 0.5,
+            lo: 0.4,
+            hi: 0.6,
+        })
+        .collect();
+        let svg = bars_with_intervals("t", "y", &bars);
+        assert!(svg.contains(">without<") && svg.contains(">planning<"));
     }
 }

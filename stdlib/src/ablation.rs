@@ -219,6 +219,66 @@ pub fn rank_disagreements(cumulative: &[StackRow]) -> Vec<RankDisagreement> {
     found
 }
 
+/// One instance's signed effect: how a treatment's games on it differ from a baseline's.
+///
+/// This is one bar of the seed paper's Figure 3: the mean F1 a layer adds on a board over its
+/// seeds (treatment: the stack with the layer; baseline: the stack below), or what changed on a
+/// board between two runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InstanceEffect {
+    /// The instance.
+    pub instance: String,
+    /// Baseline games on it.
+    pub baseline_games: usize,
+    /// Treatment games on it.
+    pub treatment_games: usize,
+    /// Baseline mean F1.
+    pub baseline_f1: f64,
+    /// Treatment mean F1.
+    pub treatment_f1: f64,
+    /// Treatment minus baseline mean F1.
+    pub delta_f1: f64,
+    /// Treatment wins minus baseline wins.
+    pub delta_wins: i64,
+}
+
+/// The per-instance effects of a treatment over a baseline, in the order in which instances
+/// first appear in the baseline, then in the treatment. An instance that only one side played
+/// is left out: its difference is not defined.
+pub fn instance_effects(
+    baseline: &[GameOutcome],
+    treatment: &[GameOutcome],
+) -> Vec<InstanceEffect> {
+    let mut order: Vec<&str> = Vec::new();
+    for game in baseline.iter().chain(treatment) {
+        if !order.contains(&game.instance.as_str()) {
+            order.push(&game.instance);
+        }
+    }
+    let summary = |games: &[GameOutcome], instance: &str| {
+        let on: Vec<&GameOutcome> = games.iter().filter(|g| g.instance == instance).collect();
+        let wins = on.iter().filter(|g| g.won).count() as i64;
+        let f1 = crate::stats::mean(&on.iter().map(|g| g.f1).collect::<Vec<_>>());
+        (on.len(), wins, f1)
+    };
+    order
+        .into_iter()
+        .filter_map(|instance| {
+            let (baseline_games, baseline_wins, baseline_f1) = summary(baseline, instance);
+            let (treatment_games, treatment_wins, treatment_f1) = summary(treatment, instance);
+            (baseline_games > 0 && treatment_games > 0).then(|| InstanceEffect {
+                instance: instance.to_string(),
+                baseline_games,
+                treatment_games,
+                baseline_f1,
+                treatment_f1,
+                delta_f1: treatment_f1 - baseline_f1,
+                delta_wins: treatment_wins - baseline_wins,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +363,41 @@ mod tests {
         ];
         add_marginals(&mut flat);
         assert_eq!(verdict(&flat), Verdict::NoPositiveMarginal);
+    }
+    #[test]
+    fn instance_effects_are_mean_differences_per_instance() {
+        let game = |instance: &str, seed: u32, won: bool, f1: f64| GameOutcome {
+            instance: instance.into(),
+            seed_index: seed,
+            won,
+            f1,
+            shots: 30,
+            questions: 0,
+            revisions: 0,
+            llm_turns: 0,
+            turns: 30,
+        };
+        let baseline = vec![
+            game("B02", 0, false, 0.4),
+            game("B02", 1, true, 0.6),
+            game("B01", 0, true, 0.7),
+            game("B09", 0, true, 0.7),
+        ];
+        let treatment = vec![
+            game("B01", 0, false, 0.5),
+            game("B02", 0, true, 0.8),
+            game("B02", 1, true, 0.8),
+        ];
+        let effects = instance_effects(&baseline, &treatment);
+        let names: Vec<&str> = effects.iter().map(|e| e.instance.as_str()).collect();
+        assert_eq!(names, vec!["B02", "B01"], "B09 has no treatment games");
+        assert!((effects[0].delta_f1 - 0.3).abs() < 1e-12);
+        assert_eq!(effects[0].delta_wins, 1);
+        assert_eq!(
+            (effects[0].baseline_games, effects[0].treatment_games),
+            (2, 2)
+        );
+        assert!((effects[1].delta_f1 + 0.2).abs() < 1e-12);
+        assert_eq!(effects[1].delta_wins, -1);
     }
 }
