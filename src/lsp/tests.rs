@@ -333,11 +333,14 @@ fn completion_offers_what_is_in_scope_and_nothing_from_higher_layers() {
             && methods.contains(&"hit_probabilities".to_owned()),
         "{methods:?}"
     );
-    let statics = labels(&client.call(
+    let queries = labels(&client.call(
         "textDocument/completion",
-        text_position(URI, at(MINI, "Posterior.prior", 0, 10)),
+        text_position(URI, at(MINI, "game.prior", 0, 5)),
     ));
-    assert!(statics.contains(&"prior".to_owned()), "{statics:?}");
+    assert!(
+        queries.contains(&"prior".to_owned()) && queries.contains(&"unknown_cells".to_owned()),
+        "{queries:?}"
+    );
     client.shutdown();
 }
 
