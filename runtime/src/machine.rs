@@ -213,9 +213,22 @@ impl Machine {
                 .chain(&program.tunables)
                 .any(|p| &p.name == name);
             if !known {
+                let names: Vec<&str> = program
+                    .config
+                    .iter()
+                    .chain(&program.tunables)
+                    .map(|p| p.name.as_str())
+                    .collect();
+                let hint =
+                    match harness_compiler::diagnostic::did_you_mean(name, names.iter().copied()) {
+                        Some(suggestion) => format!("; {suggestion}"),
+                        None => format!("; the parameters are {}", names.join(", ")),
+                    };
                 return Err(switch_error(
                     SrcSpan::default(),
-                    format!("`--set {name}=...`: there is no config parameter or tunable `{name}`"),
+                    format!(
+                        "`--set {name}=...`: there is no config parameter or tunable `{name}`{hint}"
+                    ),
                 ));
             }
             settings.insert(name, value);
