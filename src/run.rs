@@ -275,6 +275,15 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
             EventKind::Effect { name, args } => {
                 let _ = writeln!(out, "  sent      game.{}", call(name, args));
             }
+            EventKind::LlmCall {
+                effect,
+                outcome,
+                model,
+                ..
+            } => {
+                let model = model.as_deref().unwrap_or("no model");
+                let _ = writeln!(out, "  {layer:<10} llm.{effect} ({model}): {outcome}");
+            }
             EventKind::Error { error } => {
                 flush(&mut out, &mut previews);
                 let _ = writeln!(out, "  error     {} {}", error.code, error.message);
