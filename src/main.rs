@@ -9,6 +9,7 @@ mod ablate;
 mod check;
 mod fmt_cmd;
 mod games;
+mod llm_args;
 mod plot;
 mod render;
 mod results;
@@ -80,6 +81,9 @@ enum Command {
         /// Stop after this many turns even if the game has not ended.
         #[arg(long, default_value_t = 1000)]
         max_turns: u32,
+        /// Where the harness's LLM calls go.
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
     /// Run a harness's cumulative layer stacks (and, with --removals, each single-layer removal)
     /// over a suite of game instances, and report each layer's marginal contribution.
@@ -127,6 +131,9 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Where the harness's LLM calls go.
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -219,6 +226,7 @@ fn main() -> ExitCode {
             format,
             trace,
             max_turns,
+            llm,
         } => run::run(&run::RunArgs {
             file: &file,
             module: module.as_deref(),
@@ -234,6 +242,7 @@ fn main() -> ExitCode {
             json: matches!(format, Format::Json),
             trace: trace.as_deref(),
             max_turns,
+            llm,
         }),
         Command::Ablate {
             harness,
@@ -250,6 +259,7 @@ fn main() -> ExitCode {
             out,
             resume,
             jobs,
+            llm,
         } => ablate::run(&ablate::AblateArgs {
             harness,
             module,
@@ -265,6 +275,7 @@ fn main() -> ExitCode {
             out,
             resume,
             jobs,
+            llm,
         }),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Battleship {
