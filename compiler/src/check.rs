@@ -833,9 +833,11 @@ impl Checker<'_> {
             );
             return;
         };
-        let fits = |l: &ir::Literal| match (ty, l) {
-            (Ty::Int, ir::Literal::Int(_)) | (Ty::Float, ir::Literal::Float(_)) => true,
-            _ => false,
+        let fits = |l: &ir::Literal| {
+            matches!(
+                (ty, l),
+                (Ty::Int, ir::Literal::Int(_)) | (Ty::Float, ir::Literal::Float(_))
+            )
         };
         if !fits(&range.lo) || !fits(&range.hi) {
             self.error(
