@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use harness_battleship::Protocol;
 use harness_compiler::ir::Program;
 use harness_runtime::{
-    EndReason, EpisodeResult, EventKind, GameKind, Limits, Machine, RngStreams, Switches, Value,
-    run_episode, to_json_lines,
+    EndReason, EpisodeResult, EventKind, GameKind, Limits, LlmCallLog, LlmHost, Machine,
+    RngStreams, Switches, Value, run_episode_with_llm, to_json_lines,
 };
 use harness_stdlib::ablation::{self, GameOutcome, RankDisagreement, StackRow, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -58,6 +58,8 @@ pub struct AblateArgs {
     pub resume: Option<PathBuf>,
     /// Worker threads (default: all cores).
     pub jobs: Option<usize>,
+    /// Where LLM calls go.
+    pub llm: crate::llm_args::LlmArgs,
 }
 
 /// One finished game as stored in the result folder.
@@ -349,10 +351,26 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         .num_threads(args.jobs.unwrap_or(0))
         .build()
         .map_err(|error| format!("cannot start the worker threads: {error}"))?;
+    let client = args.llm.client()?;
     let written: Result<(), String> = pool.install(|| {
         pending.par_iter().try_for_each(|(stack, instance, seed)| {
             let name = &stack_specs[*stack].0.name;
-            let (record, trace) = play(&machines[*stack], kind.as_ref(), name, instance, *seed);
+            // One host per game: its per-game budget counts this game's calls only.
+            let host = crate::llm_args::host(&client);
+            let host = host.as_ref().map(|h| h as &dyn LlmHost);
+            let (record, trace, calls) = play(
+                &machines[*stack],
+                kind.as_ref(),
+                host,
+                name,
+                instance,
+                *seed,
+            );
+            if !calls.is_empty() {
+                folder
+                    .record_llm_calls(name, instance, *seed, &calls)
+                    .map_err(|error| error.to_string())?;
+            }
             folder
                 .record_game(name, instance, *seed, &record, &trace)
                 .map_err(|error| error.to_string())?;
@@ -489,12 +507,13 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 fn play(
     machine: &Machine,
     kind: &dyn GameKind,
+    llm: Option<&dyn LlmHost>,
     stack: &str,
     instance: &str,
     seed: u32,
-) -> (GameRecord, String) {
+) -> (GameRecord, String, Vec<LlmCallLog>) {
     let result = match kind.start(instance, &RngStreams::new(u64::from(seed))) {
-        Ok(mut game) => run_episode(machine, game.as_mut()),
+        Ok(mut game) => run_episode_with_llm(machine, game.as_mut(), llm),
         Err(message) => {
             let record = GameRecord {
                 stack: stack.to_string(),
@@ -514,7 +533,7 @@ fn play(
                 end: "error".into(),
                 error: Some(message),
             };
-            return (record, String::new());
+            return (record, String::new(), Vec::new());
         }
     };
     let record = GameRecord {
@@ -533,7 +552,7 @@ fn play(
             .as_ref()
             .map(|error| format!("{}: {}", error.code, error.message)),
     };
-    (record, to_json_lines(&result.events))
+    (record, to_json_lines(&result.events), result.llm_calls)
 }
 
 /// What the report needs of an episode: its metrics and counts of its events.
@@ -551,6 +570,13 @@ fn outcome(instance: &str, seed: u32, result: &EpisodeResult) -> GameOutcome {
         .map(|event| (event.turn, event.layer.as_deref()))
         .collect();
     revised.dedup();
+    let mut llm_turns: Vec<u32> = result
+        .events
+        .iter()
+        .filter(|event| matches!(event.kind, EventKind::LlmCall { .. }))
+        .map(|event| event.turn)
+        .collect();
+    llm_turns.dedup();
     GameOutcome {
         instance: instance.to_string(),
         seed_index: seed,
@@ -559,7 +585,7 @@ fn outcome(instance: &str, seed: u32, result: &EpisodeResult) -> GameOutcome {
         shots: count("shots"),
         questions: count("questions"),
         revisions: revised.len() as u32,
-        llm_turns: 0,
+        llm_turns: llm_turns.len() as u32,
         turns: result.turns,
     }
 }

@@ -43,7 +43,7 @@ pub const EMBEDDED_BATTLESHIP: &str = "<bundled>/harnesses/battleship";
 
 /// The bundled Battleship harness, compiled into the binary so that `harness ablate` runs from
 /// any directory.
-const BATTLESHIP: [(&str, &str); 3] = [
+const BATTLESHIP: [(&str, &str); 4] = [
     (
         "harnesses/battleship/belief.harness",
         include_str!("../harnesses/battleship/belief.harness"),
@@ -55,6 +55,10 @@ const BATTLESHIP: [(&str, &str); 3] = [
     (
         "harnesses/battleship/reflection.harness",
         include_str!("../harnesses/battleship/reflection.harness"),
+    ),
+    (
+        "harnesses/battleship/revision.harness",
+        include_str!("../harnesses/battleship/revision.harness"),
     ),
 ];
 

@@ -10,6 +10,7 @@ mod check;
 mod fmt_cmd;
 mod games;
 mod lens;
+mod llm_args;
 mod lsp;
 mod plot;
 mod render;
@@ -82,6 +83,9 @@ enum Command {
         /// Stop after this many turns even if the game has not ended.
         #[arg(long, default_value_t = 1000)]
         max_turns: u32,
+        /// Where the harness's LLM calls go.
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
     /// Run a harness's cumulative layer stacks (and, with --removals, each single-layer removal)
     /// over a suite of game instances, and report each layer's marginal contribution.
@@ -132,6 +136,9 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Where the harness's LLM calls go.
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
     /// Look into a result folder written by `harness ablate`: the run, one game, the reflective
     /// confidence, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
@@ -265,6 +272,7 @@ fn main() -> ExitCode {
             format,
             trace,
             max_turns,
+            llm,
         } => run::run(&run::RunArgs {
             file: &file,
             module: module.as_deref(),
@@ -280,6 +288,7 @@ fn main() -> ExitCode {
             json: matches!(format, Format::Json),
             trace: trace.as_deref(),
             max_turns,
+            llm,
         }),
         Command::Ablate {
             harness,
@@ -297,6 +306,7 @@ fn main() -> ExitCode {
             out,
             resume,
             jobs,
+            llm,
         } => ablate::run(&ablate::AblateArgs {
             harness,
             module,
@@ -313,6 +323,7 @@ fn main() -> ExitCode {
             out,
             resume,
             jobs,
+            llm,
         }),
         Command::Lens {
             view,

@@ -200,6 +200,28 @@ impl RunFolder {
         self.write_json(&Self::game_path(stack, instance, seed_index), record)
     }
 
+    /// Writes a game's LLM accounting (one JSON object per call, latency included) to
+    /// `llm/<stack>/<instance>-s<k>.jsonl`, atomically.
+    pub fn record_llm_calls<T: Serialize>(
+        &self,
+        stack: &str,
+        instance: &str,
+        seed_index: u32,
+        calls: &[T],
+    ) -> Result<(), FolderError> {
+        let path = Path::new("llm")
+            .join(slug(stack))
+            .join(format!("{}-s{seed_index}.jsonl", slug(instance)));
+        let mut text = String::new();
+        for call in calls {
+            let line = serde_json::to_string(call)
+                .map_err(|error| FolderError::Corrupt(self.root.join(&path), error.to_string()))?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        self.write_bytes(&path, text.as_bytes())
+    }
+
     /// Reads a finished game's record, or `None` if the game has not finished.
     pub fn finished_game<T: DeserializeOwned>(
         &self,

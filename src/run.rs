@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use harness_compiler::ir::{Program, SrcSpan};
 use harness_runtime::{
-    EpisodeResult, Event, EventKind, Limits, Machine, Phase, RngStreams, RuntimeError, Switches,
-    Value, run_episode, to_json_lines,
+    EpisodeResult, Event, EventKind, Limits, LlmHost, Machine, Phase, RngStreams, RuntimeError,
+    Switches, Value, run_episode_with_llm, to_json_lines,
 };
 
 use crate::{games, render};
@@ -39,6 +39,8 @@ pub struct RunArgs<'a> {
     pub trace: Option<&'a Path>,
     /// The turn limit.
     pub max_turns: u32,
+    /// Where LLM calls go.
+    pub llm: crate::llm_args::LlmArgs,
 }
 
 /// Runs the command.
@@ -97,8 +99,14 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         .map(str::to_string)
         .or_else(|| instances.first().cloned())
         .unwrap_or_default();
+    let client = args.llm.client()?;
+    let host = crate::llm_args::host(&client);
     let mut game = kind.start(&instance, &RngStreams::new(args.seed))?;
-    let result = run_episode(&machine, game.as_mut());
+    let result = run_episode_with_llm(
+        &machine,
+        game.as_mut(),
+        host.as_ref().map(|h| h as &dyn LlmHost),
+    );
 
     if let Some(trace) = args.trace {
         std::fs::write(trace, to_json_lines(&result.events))
@@ -275,6 +283,15 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
             EventKind::Effect { name, args } => {
                 let _ = writeln!(out, "  sent      game.{}", call(name, args));
             }
+            EventKind::LlmCall {
+                effect,
+                outcome,
+                model,
+                ..
+            } => {
+                let model = model.as_deref().unwrap_or("no model");
+                let _ = writeln!(out, "  {layer:<10} llm.{effect} ({model}): {outcome}");
+            }
             EventKind::Error { error } => {
                 flush(&mut out, &mut previews);
                 let _ = writeln!(out, "  error     {} {}", error.code, error.message);
@@ -291,6 +308,23 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                     result.turns,
                     metrics.join(" ")
                 );
+                if !result.llm_calls.is_empty() {
+                    let ok = result
+                        .llm_calls
+                        .iter()
+                        .filter(|c| c.outcome == "ok")
+                        .count();
+                    let latency: u64 = result
+                        .llm_calls
+                        .iter()
+                        .map(|c| c.accounting.latency_ms)
+                        .sum();
+                    let _ = writeln!(
+                        out,
+                        "llm calls: {} ({ok} ok), {latency} ms in total",
+                        result.llm_calls.len()
+                    );
+                }
             }
         }
     }

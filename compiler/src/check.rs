@@ -92,6 +92,8 @@ pub struct ChunkIr {
     pub rules: Vec<ir::Rule>,
     /// Revise blocks.
     pub revises: Vec<ir::Revise>,
+    /// LLM effects.
+    pub llms: Vec<(ir::LlmId, ir::LlmDef)>,
 }
 
 /// The result of checking one chunk.
@@ -551,7 +553,9 @@ impl Checker<'_> {
                     }
                     self.fix_expr(value);
                 }
-                ir::StmtKind::Emit { args, .. } => args.iter_mut().for_each(|a| self.fix_expr(a)),
+                ir::StmtKind::Emit { args, .. } | ir::StmtKind::LetLlm { args, .. } => {
+                    args.iter_mut().for_each(|a| self.fix_expr(a))
+                }
                 ir::StmtKind::If {
                     guards,
                     then,
@@ -640,7 +644,238 @@ impl Checker<'_> {
                     ));
                 }
             }
+            ast::Item::Llm(decl) => {
+                if let Some(lowered) = self.llm_item(decl) {
+                    out.ir.llms.push(lowered);
+                }
+            }
             ast::Item::Use(_) | ast::Item::Layer(_) | ast::Item::Invalid(_) => {}
+        }
+    }
+
+    /// Checks an `llm` item: its reply type, its `where` bounds and its templates' placeholders;
+    /// lowers it when the environment knows it.
+    fn llm_item(&mut self, decl: &ast::LlmDecl) -> Option<(ir::LlmId, ir::LlmDef)> {
+        for param in &decl.params {
+            self.resolve(&param.ty);
+        }
+        let reply = self.resolve(&decl.reply);
+        let shape = self.llm_shape(&reply, decl.reply.span());
+        let mut fields = match &shape {
+            Some(ir::LlmShape::Record(fields)) => fields.clone(),
+            _ => Vec::new(),
+        };
+        for bound in &decl.bounds {
+            self.llm_bound(bound, &reply, &mut fields);
+        }
+        let names: Vec<&str> = decl.params.iter().map(|p| p.name.name.as_str()).collect();
+        for template in [&decl.system, &decl.user] {
+            for (name, offset) in placeholders(&template.value) {
+                if name != "schema" && !names.contains(&name.as_str()) {
+                    let mut candidates = names.clone();
+                    candidates.push("schema");
+                    // The offset is into the unescaped text; the literal's span is close enough
+                    // to point at, and exact when the template has no escapes before it.
+                    let start = template.span.start + 1 + offset as u32;
+                    let span = Span {
+                        start: start.min(template.span.end),
+                        end: (start + name.len() as u32 + 2).min(template.span.end),
+                    };
+                    self.error(
+                        Code::LlmPlaceholder,
+                        span,
+                        format!(
+                            "`{{{name}}}` is neither a parameter of `{}` nor `{{schema}}`",
+                            decl.name.name
+                        ),
+                        did_you_mean(&name, candidates)
+                            .or_else(|| Some("write `{{` and `}}` for literal braces".into())),
+                    );
+                }
+            }
+        }
+        let info = self.scope.llms.get(&decl.name.name)?.clone();
+        let result = self.scope.enum_named(&ir::llm_result_name(&info.reply))?;
+        let failure = self.scope.enum_named(ir::LLM_FAILURE_ENUM)?;
+        let shape = match shape? {
+            ir::LlmShape::Record(_) => ir::LlmShape::Record(fields),
+            other => other,
+        };
+        Some((
+            info.id,
+            ir::LlmDef {
+                name: decl.name.name.clone(),
+                params: info.params.clone(),
+                system: decl.system.value.clone(),
+                user: decl.user.value.clone(),
+                reply,
+                shape,
+                result_enum: result.id,
+                failure_enum: failure.id,
+                span: rel(decl.span),
+            },
+        ))
+    }
+
+    /// The shape of a reply type, or an E0613 when it is not a record of scalars or an enum of
+    /// unit variants.
+    fn llm_shape(&mut self, reply: &Ty, span: Span) -> Option<ir::LlmShape> {
+        let unit_enum = |this: &Self, name: &str| -> Option<ir::LlmEnum> {
+            let info = this.scope.enum_named(name)?;
+            if info.variants.is_empty() || info.variants.iter().any(|(_, p)| !p.is_empty()) {
+                return None;
+            }
+            Some(ir::LlmEnum {
+                enum_id: info.id,
+                variants: info.variants.iter().map(|(v, _)| v.clone()).collect(),
+            })
+        };
+        let shape = match reply {
+            Ty::Error => return None,
+            Ty::Enum(name) => unit_enum(self, name).map(ir::LlmShape::Enum),
+            Ty::Record(record) => {
+                let mut fields = Vec::new();
+                let mut ok = true;
+                for (name, ty) in &record.fields {
+                    let kind = match ty {
+                        Ty::Int => Some(ir::LlmFieldKind::Int),
+                        Ty::Float => Some(ir::LlmFieldKind::Float),
+                        Ty::Bool => Some(ir::LlmFieldKind::Bool),
+                        Ty::String => Some(ir::LlmFieldKind::String),
+                        Ty::Enum(e) => unit_enum(self, e).map(ir::LlmFieldKind::Enum),
+                        _ => None,
+                    };
+                    match kind {
+                        Some(kind) => fields.push(ir::LlmField {
+                            name: name.clone(),
+                            kind,
+                            range: None,
+                        }),
+                        None => {
+                            ok = false;
+                            if !ty.has_error() {
+                                self.error(
+                                    Code::LlmReplyType,
+                                    span,
+                                    format!("field `{name}` of the reply has type `{ty}`, which an LLM reply cannot carry"),
+                                    Some("reply fields are `Int`, `Float`, `Bool`, `String` or an enum of unit variants".into()),
+                                );
+                            }
+                        }
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                if fields.is_empty() {
+                    None
+                } else {
+                    Some(ir::LlmShape::Record(fields))
+                }
+            }
+            _ => None,
+        };
+        if shape.is_none()
+            && !reply.has_error()
+            && !matches!(reply, Ty::Record(r) if !r.fields.is_empty())
+        {
+            self.error(
+                Code::LlmReplyType,
+                span,
+                format!("an LLM cannot reply with `{reply}`"),
+                Some("reply with a record of `Int`, `Float`, `Bool`, `String` and unit-enum fields, or with an enum of unit variants".into()),
+            );
+        }
+        shape
+    }
+
+    /// Checks one `where` bound and records its range on the field.
+    fn llm_bound(&mut self, bound: &ast::LlmBound, reply: &Ty, fields: &mut [ir::LlmField]) {
+        let Ty::Record(record) = reply else {
+            if !reply.has_error() {
+                self.error(
+                    Code::LlmBound,
+                    bound.field.span,
+                    format!(
+                        "`where` bounds fields of a record reply, and `{reply}` is not a record"
+                    ),
+                    None,
+                );
+            }
+            return;
+        };
+        let Some((_, ty)) = record.fields.iter().find(|(n, _)| *n == bound.field.name) else {
+            self.error(
+                Code::LlmBound,
+                bound.field.span,
+                format!("the reply `{reply}` has no field `{}`", bound.field.name),
+                did_you_mean(
+                    &bound.field.name,
+                    record.fields.iter().map(|(n, _)| n.as_str()),
+                ),
+            );
+            return;
+        };
+        if !ty.is_numeric() {
+            self.error(
+                Code::LlmBound,
+                bound.field.span,
+                format!(
+                    "field `{}` has type `{ty}`; only `Int` and `Float` fields take a range",
+                    bound.field.name
+                ),
+                None,
+            );
+            return;
+        }
+        let Some(range) = env::literal_range(&bound.range) else {
+            self.error(
+                Code::LlmBound,
+                bound.range.span,
+                "the bounds of a range must be literals".to_owned(),
+                Some("write the bounds as numbers, for example `in 0..=10`".into()),
+            );
+            return;
+        };
+        let fits = |l: &ir::Literal| {
+            matches!(
+                (ty, l),
+                (Ty::Int, ir::Literal::Int(_)) | (Ty::Float, ir::Literal::Float(_))
+            )
+        };
+        if !fits(&range.lo) || !fits(&range.hi) {
+            self.error(
+                Code::LlmBound,
+                bound.range.span,
+                format!(
+                    "the bounds of field `{}` must be `{ty}` literals",
+                    bound.field.name
+                ),
+                Some(if *ty == Ty::Float {
+                    "write `0.0..=1.0`, not `0..=1`".into()
+                } else {
+                    "write whole numbers".into()
+                }),
+            );
+            return;
+        }
+        let as_f64 = |l: &ir::Literal| match l {
+            ir::Literal::Int(v) => *v as f64,
+            ir::Literal::Float(v) => *v,
+            _ => 0.0,
+        };
+        let (lo, hi) = (as_f64(&range.lo), as_f64(&range.hi));
+        if lo > hi || (lo == hi && !range.inclusive) {
+            self.error(
+                Code::LlmBound,
+                bound.range.span,
+                "this range is empty".to_owned(),
+                None,
+            );
+            return;
+        }
+        if let Some(field) = fields.iter_mut().find(|f| f.name == bound.field.name) {
+            field.range = Some(range);
         }
     }
 
@@ -1160,6 +1395,34 @@ impl Checker<'_> {
 }
 
 /// `base.name(args)`, written as a method call or as a call of a field.
+/// True for `llm.name(args)`.
+fn is_llm_call(expr: &ast::Expr) -> bool {
+    matches!(method_call(expr), Some((base, ..)) if matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "llm"))
+}
+
+/// The `{name}` placeholders of a template with their byte offsets; `{{` and `}}` are literal
+/// braces.
+pub fn placeholders(template: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let bytes = template.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' if bytes.get(i + 1) == Some(&b'{') => i += 2,
+            b'}' if bytes.get(i + 1) == Some(&b'}') => i += 2,
+            b'{' => match template[i + 1..].find('}') {
+                Some(len) => {
+                    out.push((template[i + 1..i + 1 + len].to_owned(), i));
+                    i += len + 2;
+                }
+                None => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    out
+}
+
 fn method_call(expr: &ast::Expr) -> Option<(&ast::Expr, &ast::Ident, &[ast::Arg])> {
     match &expr.kind {
         ast::ExprKind::MethodCall(base, name, args) => Some((base, name, args)),
@@ -1201,6 +1464,24 @@ impl Checker<'_> {
                     op: patch.op,
                     value,
                 }
+            }
+            ast::Stmt::LetEmit(pattern, expr, span) => self.llm_call(pattern, expr, *span, kind)?,
+            ast::Stmt::Emit(expr, span) if is_llm_call(expr) => {
+                self.error(
+                    Code::LlmOutsideBlock,
+                    *span,
+                    "the reply of an LLM call must be bound".to_owned(),
+                    Some(
+                        "write `let reply = emit llm.name(args)` and handle `reply` with `match`"
+                            .into(),
+                    ),
+                );
+                if let Some((_, _, args)) = method_call(expr) {
+                    for arg in args {
+                        self.infer_loose(&arg.value);
+                    }
+                }
+                return None;
             }
             ast::Stmt::Emit(expr, span) => {
                 if kind != Block::Action {
@@ -1262,6 +1543,85 @@ impl Checker<'_> {
         Some(ir::Stmt {
             kind: lowered,
             span,
+        })
+    }
+
+    /// `let pattern = emit llm.name(args)`.
+    fn llm_call(
+        &mut self,
+        pattern: &ast::Pattern,
+        expr: &ast::Expr,
+        span: Span,
+        kind: Block,
+    ) -> Option<ir::StmtKind> {
+        if kind == Block::Handler {
+            self.error(
+                Code::LlmOutsideBlock,
+                span,
+                "LLM calls are only allowed in revise blocks and actions".to_owned(),
+                Some("move the call into a `revise when ... { }` block or an action".into()),
+            );
+        }
+        let Some((_, name, args)) = method_call(expr).filter(|_| is_llm_call(expr)) else {
+            self.error(
+                Code::UnknownLlm,
+                expr.span,
+                "only LLM effects have a value: expected `emit llm.<effect>(...)`".to_owned(),
+                Some(
+                    "game effects produce no value; write `emit game.effect(...)` on its own"
+                        .into(),
+                ),
+            );
+            self.infer_loose(expr);
+            return None;
+        };
+        let Some(info) = self.scope.llms.get(&name.name).cloned() else {
+            let help = did_you_mean(&name.name, self.scope.llms.keys().map(String::as_str))
+                .or_else(|| {
+                    Some(
+                        "declare it: `llm name(params) -> Reply { system \"...\" user \"...\" }`"
+                            .into(),
+                    )
+                });
+            self.error(
+                Code::UnknownLlm,
+                name.span,
+                format!("unknown LLM effect `{}`", name.name),
+                help,
+            );
+            for arg in args {
+                self.infer_loose(&arg.value);
+            }
+            return None;
+        };
+        if args.len() != info.params.len() {
+            self.error(
+                Code::LlmArguments,
+                expr.span,
+                format!(
+                    "LLM effect `{}` takes {} argument(s), found {}",
+                    name.name,
+                    info.params.len(),
+                    args.len()
+                ),
+                Some(format!("the parameters are ({})", param_list(&info.params))),
+            );
+            for arg in args {
+                self.infer_loose(&arg.value);
+            }
+            return None;
+        }
+        let args = self.args(
+            &info.params,
+            args,
+            expr.span,
+            &format!("LLM effect `{}`", name.name),
+        );
+        let pattern = self.pattern(pattern, &info.result, true);
+        Some(ir::StmtKind::LetLlm {
+            pattern,
+            llm: info.id,
+            args,
         })
     }
 
@@ -3322,6 +3682,20 @@ impl Checker<'_> {
             }
         };
         let index = match enum_name {
+            // `LlmResult.Ok(r)`: the generic result enum is the scrutinee's `LlmResult<Reply>`.
+            Some(e)
+                if e.name == "LlmResult"
+                    && !self.scope.types.contains_key("LlmResult")
+                    && matches!(self.shallow(ty), Ty::Enum(name) if name.starts_with("LlmResult<")) =>
+            {
+                let Ty::Enum(name) = self.shallow(ty) else {
+                    return ir::PatternKind::Wildcard;
+                };
+                match self.scope.enums.iter().position(|e| *e.name == *name) {
+                    Some(index) => index,
+                    None => return ir::PatternKind::Wildcard,
+                }
+            }
             Some(e) => match self.scope.types.get(&e.name) {
                 Some(TypeDef::Enum(index)) => *index,
                 _ => {

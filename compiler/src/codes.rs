@@ -357,6 +357,36 @@ codes! {
         example: "use game battleship\nlayer l {\n  model game.fire(cell) {\n    game.shot(cell, hit: false) otherwise\n    game.shot(cell, hit: true) otherwise\n  }\n}",
         fix: "Keep one `otherwise` branch, at the end.";
 
+    UnknownLlm = "E0609", Error, "unknown LLM effect",
+        explanation: "`let reply = emit llm.NAME(...)` names an LLM effect that no `llm` item of the program declares, or `let ... = emit` is given something other than an LLM effect (game effects produce no value).",
+        example: "layer l {\n  state { n: Int = 0 }\n  revise when n == 0 {\n    let reply = emit llm.ask(\"x\")\n    patch n = 1\n  }\n}",
+        fix: "Declare the effect with `llm NAME(params) -> Reply { system \"...\" user \"...\" }`, or fix the name.";
+
+    LlmOutsideBlock = "E0610", Error, "LLM call in the wrong place",
+        explanation: "An LLM call is a statement `let reply = emit llm.name(args)`, allowed only in `revise` blocks and actions: the places where a turn may change course. Handlers, computed values and functions stay pure, and a bare `emit llm.name(...)` would drop the reply.",
+        example: "use game battleship\nenum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{q}\" }\nlayer l {\n  state { n: Int = 0 }\n  on game.shot(cell, hit) {\n    let reply = emit llm.ask(\"x\")\n  }\n}",
+        fix: "Move the call into a `revise when ... { }` block or an action, and bind its reply with `let`.";
+
+    LlmArguments = "E0611", Error, "wrong arguments for an LLM effect",
+        explanation: "An LLM effect takes exactly its declared parameters, positionally.",
+        example: "enum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{q}\" }\nlayer l {\n  state { n: Int = 0 }\n  revise when n == 0 {\n    let reply = emit llm.ask(\"a\", \"b\")\n    patch n = 1\n  }\n}",
+        fix: "Pass one argument per declared parameter, in order.";
+
+    LlmBound = "E0612", Error, "invalid `where` bound of an LLM reply",
+        explanation: "A `where field in lo..=hi` bound must name a field of the reply record, the field must be an `Int` or a `Float`, the bounds must be literals of the field's type, and the range must not be empty. A reply outside its bounds is an `OutOfRange` failure, never a value.",
+        example: "type Reply = { kind: String, n: Int }\nllm ask() -> Reply where kind in 0..=3 { system \"{schema}\" user \"go\" }",
+        fix: "Bound only numeric fields of the reply, with literal bounds of the field's type.";
+
+    LlmReplyType = "E0613", Error, "unsupported LLM reply type",
+        explanation: "An LLM reply is validated JSON, so its type is a record whose fields are `Int`, `Float`, `Bool`, `String` or an enum of unit variants, or such an enum itself.",
+        example: "llm ask() -> List<Int> { system \"{schema}\" user \"go\" }",
+        fix: "Declare a record type of scalar fields (`type Reply = { n: Int, why: String }`) and reply with it.";
+
+    LlmPlaceholder = "E0614", Error, "unknown placeholder in an LLM prompt",
+        explanation: "In an `llm` item's templates, `{name}` is replaced by the parameter `name` and `{schema}` by the reply's schema hint; any other `{...}` is a mistake. Write `{{` and `}}` for literal braces.",
+        example: "enum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{question}\" }",
+        fix: "Use a declared parameter's name, `{schema}`, or double the braces.";
+
     DefaultOutOfRange = "E0701", Error, "default out of range",
         explanation: "A `config` entry's or `tunable`'s default value lies outside its declared range.",
         example: "config {\n  n: Int = 50 in 1..=10\n}",

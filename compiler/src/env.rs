@@ -159,6 +159,19 @@ pub struct EnumInfo {
     pub variants: Vec<(String, Vec<Ty>)>,
 }
 
+/// An LLM effect as a scope sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmInfo {
+    /// Its IR id.
+    pub id: ir::LlmId,
+    /// Its parameters.
+    pub params: Vec<(String, Ty)>,
+    /// The declared reply type.
+    pub reply: Ty,
+    /// The type of a call's value: the `LlmResult<Reply>` enum.
+    pub result: Ty,
+}
+
 /// A type name visible in a module.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeDef {
@@ -185,6 +198,8 @@ pub struct Scope {
     pub enums: Vec<EnumInfo>,
     /// Declared error codes by name.
     pub errors: BTreeMap<String, (ir::ErrorId, DefKey)>,
+    /// LLM effects of the program by name (this module's names win).
+    pub llms: BTreeMap<String, LlmInfo>,
     /// All layers of the program in dependency order; [`LayerId`] indexes this list.
     pub layers: Vec<LayerInfo>,
     /// Standard-library modules imported with their names (`None` for a glob import).
@@ -267,6 +282,26 @@ impl Scope {
                             return Ty::Error;
                         }
                         Ty::Map(arg(0), arg(1))
+                    }
+                    "LlmResult" if !self.types.contains_key("LlmResult") => {
+                        if !want(1, diags) {
+                            return Ty::Error;
+                        }
+                        let name = ir::llm_result_name(&arg(0));
+                        match self.enum_named(&name) {
+                            Some(info) => Ty::Enum(info.name.as_str().into()),
+                            None => {
+                                diags.push(
+                                    Diagnostic::new(
+                                        Code::UnknownType,
+                                        *span,
+                                        format!("no `llm` item replies with `{}`", arg(0)),
+                                    )
+                                    .help("`LlmResult<T>` is the value of an LLM call replying with `T`"),
+                                );
+                                Ty::Error
+                            }
+                        }
                     }
                     _ => match self.types.get(&text) {
                         Some(TypeDef::Alias(ty)) => {
@@ -579,6 +614,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
             types: BTreeMap::new(),
             enums: Vec::new(),
             errors: BTreeMap::new(),
+            llms: BTreeMap::new(),
             layers: Vec::new(),
             std_imports: BTreeMap::new(),
             program_modules: program_modules.clone(),
@@ -766,6 +802,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
         for (info, variants) in scope.enums.iter_mut().zip(normalized) {
             info.variants = variants;
         }
+        add_llm_effects(&mut scope, &program_modules, &drafts);
 
         // Values, errors and duplicates among the items of each module.
         let (mut consts, mut configs, mut fns, mut errors) = (0u32, 0u32, 0u32, 0u32);
@@ -1137,6 +1174,82 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
         chunk_layers,
         diagnostics,
         declared,
+    }
+}
+
+/// Registers the program's `llm` items, numbered in module order, with the enums their calls
+/// need: the prelude's `LlmFailure` and one `LlmResult<Reply>` per reply type. The enums come
+/// after every other enum, so a program without LLM effects numbers its enums as before.
+fn add_llm_effects(
+    scope: &mut Scope,
+    program_modules: &[String],
+    drafts: &BTreeMap<String, ModuleDraft<'_>>,
+) {
+    let mut next = 0u32;
+    let mut failure: Option<String> = None;
+    for module in program_modules {
+        let Some(draft) = drafts.get(module) else {
+            continue;
+        };
+        let own = module == &scope.module;
+        for (item, _) in &draft.items {
+            let ast::Item::Llm(decl) = item else {
+                continue;
+            };
+            let failure_name = failure
+                .get_or_insert_with(|| {
+                    let name = ir::LLM_FAILURE_ENUM.to_owned();
+                    let index = scope.enums.len();
+                    scope.enums.push(EnumInfo {
+                        id: ir::EnumId(index as u32),
+                        name: name.clone(),
+                        variants: ir::LLM_FAILURE_VARIANTS
+                            .iter()
+                            .map(|v| ((*v).to_owned(), Vec::new()))
+                            .collect(),
+                    });
+                    // A user enum of the same name keeps its name; the prelude's stays
+                    // reachable through the result enums.
+                    scope
+                        .types
+                        .entry(name.clone())
+                        .or_insert(TypeDef::Enum(index));
+                    name
+                })
+                .clone();
+            let mut sink = Vec::new();
+            let params = decl
+                .params
+                .iter()
+                .map(|p| (p.name.name.clone(), scope.resolve_type(&p.ty, &mut sink)))
+                .collect();
+            let reply = scope.resolve_type(&decl.reply, &mut sink);
+            let result_name = ir::llm_result_name(&reply);
+            if scope.enum_named(&result_name).is_none() {
+                let index = scope.enums.len();
+                scope.enums.push(EnumInfo {
+                    id: ir::EnumId(index as u32),
+                    name: result_name.clone(),
+                    variants: vec![
+                        ("Ok".to_owned(), vec![reply.clone()]),
+                        (
+                            "Failed".to_owned(),
+                            vec![Ty::Enum(failure_name.as_str().into())],
+                        ),
+                    ],
+                });
+            }
+            let info = LlmInfo {
+                id: ir::LlmId(next),
+                params,
+                reply,
+                result: Ty::Enum(result_name.as_str().into()),
+            };
+            next += 1;
+            if own || !scope.llms.contains_key(&decl.name.name) {
+                scope.llms.insert(decl.name.name.clone(), info);
+            }
+        }
     }
 }
 

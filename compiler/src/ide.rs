@@ -1432,6 +1432,22 @@ impl<'f> ChunkView<'f> {
                         );
                     }
                 }
+                ast::Item::Llm(decl) => {
+                    let detail = format!(
+                        "llm {}({}) -> {}",
+                        decl.name.name,
+                        params(&decl.params),
+                        src(decl.reply.span())
+                    );
+                    push(
+                        def(&decl.name, DefKind::Fn),
+                        &decl.name,
+                        decl.span,
+                        detail,
+                        &decl.docs,
+                        None,
+                    );
+                }
                 ast::Item::Fn(decl) => {
                     let detail = format!(
                         "fn {}({}) -> {}",
@@ -1995,6 +2011,13 @@ impl Walker<'_, '_> {
                 self.function(decl);
             }
             ast::Item::Error(decl) => self.def(&decl.name, DefKind::Error, false),
+            ast::Item::Llm(decl) => {
+                self.def(&decl.name, DefKind::Fn, false);
+                for param in &decl.params {
+                    self.ty(&param.ty);
+                }
+                self.ty(&decl.reply);
+            }
             ast::Item::Layer(layer) => {
                 let symbol = Symbol::Layer {
                     module: self.chunk.module(),
@@ -2128,7 +2151,7 @@ impl Walker<'_, '_> {
 
     fn stmt(&mut self, stmt: &ast::Stmt) {
         match stmt {
-            ast::Stmt::Let(pattern, value, _) => {
+            ast::Stmt::Let(pattern, value, _) | ast::Stmt::LetEmit(pattern, value, _) => {
                 self.expr(value);
                 self.pattern(pattern);
             }
@@ -2349,7 +2372,9 @@ fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
                 }
                 collect_expr_types(value, out);
             }
-            ir::StmtKind::Emit { args, .. } => args.iter().for_each(|e| collect_expr_types(e, out)),
+            ir::StmtKind::Emit { args, .. } | ir::StmtKind::LetLlm { args, .. } => {
+                args.iter().for_each(|e| collect_expr_types(e, out))
+            }
             ir::StmtKind::If {
                 guards,
                 then,

@@ -106,6 +106,8 @@ ids! {
     EnumId,
     /// Index into the [`Frame`] of the body being evaluated.
     LocalId,
+    /// Index into [`Program::llms`].
+    LlmId,
 }
 
 /// A source location: a byte range in one of [`Program::files`]. Serialises as
@@ -151,6 +153,101 @@ pub struct Program {
     pub fns: Vec<Function>,
     /// All actions of all layers.
     pub actions: Vec<Action>,
+    /// The LLM effects declared with `llm` items.
+    pub llms: Vec<LlmDef>,
+}
+
+/// The name of the prelude enum of LLM failure kinds.
+pub const LLM_FAILURE_ENUM: &str = "LlmFailure";
+
+/// The variants of [`LLM_FAILURE_ENUM`], in declaration order: the kinds of failure an LLM call
+/// can end in. `NotConfigured` is a call made without an LLM host; `InPreview` a call reached
+/// inside a `sim.next` preview, which never calls out.
+pub const LLM_FAILURE_VARIANTS: [&str; 10] = [
+    "Transport",
+    "Timeout",
+    "HttpStatus",
+    "MalformedJson",
+    "SchemaViolation",
+    "OutOfRange",
+    "BudgetExhausted",
+    "ReplayMissing",
+    "NotConfigured",
+    "InPreview",
+];
+
+/// The name of the result enum of LLM calls replying with `reply`: `LlmResult<Reply>`, with the
+/// variants `Ok(reply)` (index 0) and `Failed(LlmFailure)` (index 1).
+pub fn llm_result_name(reply: &Ty) -> String {
+    format!("LlmResult<{reply}>")
+}
+
+/// An `llm` item: an LLM effect with its prompt templates and reply shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmDef {
+    /// The name, as in `emit llm.<name>(...)`.
+    pub name: String,
+    /// The parameters, in order: name and type. Their values are rendered as text into the
+    /// templates.
+    pub params: Vec<(String, Ty)>,
+    /// The system prompt template, with `{param}` and `{schema}` placeholders.
+    pub system: String,
+    /// The user prompt template.
+    pub user: String,
+    /// The declared reply type.
+    pub reply: Ty,
+    /// The reply type as data, for validation by the host.
+    pub shape: LlmShape,
+    /// The `LlmResult<Reply>` enum the call's value belongs to.
+    pub result_enum: EnumId,
+    /// The [`LLM_FAILURE_ENUM`] enum.
+    pub failure_enum: EnumId,
+    /// The declaration.
+    pub span: SrcSpan,
+}
+
+/// The shape of an LLM reply: what the host validates the model's JSON against.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LlmShape {
+    /// A record: a JSON object with these fields, in the record type's declaration order.
+    Record(Vec<LlmField>),
+    /// An enum of unit variants: one of the tags.
+    Enum(LlmEnum),
+}
+
+/// An enum of unit variants in an LLM reply, matched by variant name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmEnum {
+    /// The enum.
+    pub enum_id: EnumId,
+    /// Its variant names, in declaration order.
+    pub variants: Vec<String>,
+}
+
+/// One field of a record reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmField {
+    /// The field's name, which is the JSON key.
+    pub name: String,
+    /// Its kind.
+    pub kind: LlmFieldKind,
+    /// The `where` bound of a numeric field.
+    pub range: Option<Range>,
+}
+
+/// The kinds of field an LLM reply may have.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LlmFieldKind {
+    /// A whole number.
+    Int,
+    /// A finite number.
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// Free text.
+    String,
+    /// One of an enum's unit variants.
+    Enum(LlmEnum),
 }
 
 /// An enum type and its variants.
@@ -470,6 +567,16 @@ pub enum StmtKind {
         op: AssignOp,
         /// The value or operand.
         value: Expr,
+    },
+    /// `let pattern = emit llm.name(args)`: calls an LLM effect (or, inside a preview or without
+    /// a host, fails without calling) and binds its `LlmResult` value.
+    LetLlm {
+        /// The irrefutable pattern bound to the result.
+        pattern: Pattern,
+        /// The effect.
+        llm: LlmId,
+        /// The arguments, positional.
+        args: Vec<Expr>,
     },
     /// Sends an effect to the game after the step commits.
     Emit {

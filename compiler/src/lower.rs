@@ -37,6 +37,7 @@ pub fn assemble(
     let mut tunables = BTreeMap::new();
     let mut computed = BTreeMap::new();
     let mut actions = BTreeMap::new();
+    let mut llms = BTreeMap::new();
     let mut layers: Vec<ir::Layer> = scope
         .layers
         .iter()
@@ -95,6 +96,10 @@ pub fn assemble(
             shift.body(&mut it.body);
             it.span = shift.span(it.span);
             computed.insert(id, it);
+        }
+        for (id, mut it) in chunk.llms {
+            it.span = shift.span(it.span);
+            llms.insert(id, it);
         }
         for (id, mut it) in chunk.actions {
             if let Some(e) = &mut it.available {
@@ -179,6 +184,7 @@ pub fn assemble(
         computed: dense(computed, "computed value")?,
         fns: dense(fns, "function")?,
         actions: dense(actions, "action")?,
+        llms: dense(llms, "LLM effect")?,
     })
 }
 
@@ -208,7 +214,7 @@ macro_rules! into_u32 {
 }
 
 into_u32!(
-    ErrorId, ConstId, ConfigId, StateId, TunableId, ComputedId, FnId, ActionId
+    ErrorId, ConstId, ConfigId, StateId, TunableId, ComputedId, FnId, ActionId, LlmId
 );
 
 /// Moves spans from chunk-relative to file-relative.
@@ -271,6 +277,10 @@ impl Shift {
                     self.expr(value);
                 }
                 ir::StmtKind::Emit { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
+                ir::StmtKind::LetLlm { pattern, args, .. } => {
+                    self.pattern(pattern);
+                    args.iter_mut().for_each(|a| self.expr(a));
+                }
                 ir::StmtKind::If {
                     guards,
                     then,

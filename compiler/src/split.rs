@@ -32,7 +32,7 @@ pub struct RawChunk {
 }
 
 const ITEM_KEYWORDS: &[&str] = &[
-    "harness", "use", "type", "enum", "const", "config", "fn", "error", "layer",
+    "harness", "use", "type", "enum", "const", "config", "fn", "error", "layer", "llm",
 ];
 const MEMBER_KEYWORDS: &[&str] = &[
     "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise",

@@ -106,6 +106,8 @@ pub enum Item {
     Error(ErrorDecl),
     /// `layer name needs a, b { members }`.
     Layer(Layer),
+    /// `llm name(params) -> Reply where ... { system "..." user "..." }`: an LLM effect.
+    Llm(LlmDecl),
     /// Text that could not be parsed as an item; recovery skipped to the next item keyword.
     Invalid(Span),
 }
@@ -122,6 +124,7 @@ impl Item {
             Item::Fn(it) => it.span,
             Item::Error(it) => it.span,
             Item::Layer(it) => it.span,
+            Item::Llm(it) => it.span,
             Item::Invalid(span) => *span,
         }
     }
@@ -279,6 +282,41 @@ pub struct ErrorDecl {
     /// The human-readable message reported when the check fails.
     pub message: StringLit,
     /// The whole item.
+    pub span: Span,
+}
+
+/// An `llm` item: an LLM effect with its prompt templates and its typed reply.
+///
+/// `{param}` in a template is replaced by the parameter's value as text, `{schema}` by the
+/// reply shape's schema hint; the call is `let reply = emit llm.name(args)`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmDecl {
+    /// Documentation lines.
+    pub docs: Docs,
+    /// The effect's name, used as `llm.<name>`.
+    pub name: Ident,
+    /// The parameters, rendered as text into the templates.
+    pub params: Vec<TypedParam>,
+    /// The reply type: a record type of scalar fields, or an enum of unit variants.
+    pub reply: TypeExpr,
+    /// The `where field in lo..=hi` bounds of numeric reply fields.
+    pub bounds: Vec<LlmBound>,
+    /// The `system "..."` template.
+    pub system: StringLit,
+    /// The `user "..."` template.
+    pub user: StringLit,
+    /// The whole item.
+    pub span: Span,
+}
+
+/// One `field in lo..=hi` bound of an `llm` item's `where` clause.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmBound {
+    /// The reply field.
+    pub field: Ident,
+    /// The allowed range.
+    pub range: RangeExpr,
+    /// The whole bound.
     pub span: Span,
 }
 
@@ -513,6 +551,8 @@ pub enum Stmt {
     Patch(Patch),
     /// `emit game.effect(args)`.
     Emit(Expr, Span),
+    /// `let pattern = emit llm.effect(args)`: an LLM call whose result is bound.
+    LetEmit(Pattern, Expr, Span),
     /// `revise layer.tunable op expr`.
     Revise(Patch),
     /// `if cond { ... } else { ... }` over statements.
@@ -525,7 +565,10 @@ impl Stmt {
     /// The span of the whole statement.
     pub fn span(&self) -> Span {
         match self {
-            Stmt::Let(_, _, span) | Stmt::Emit(_, span) | Stmt::Invalid(span) => *span,
+            Stmt::Let(_, _, span)
+            | Stmt::LetEmit(_, _, span)
+            | Stmt::Emit(_, span)
+            | Stmt::Invalid(span) => *span,
             Stmt::Patch(it) | Stmt::Revise(it) => it.span,
             Stmt::If(it) => it.span,
         }

@@ -916,6 +916,7 @@ impl<'t> Printer<'t> {
                 text(self.literal(it.message.span, K::String)),
             ]),
             Item::Layer(it) => self.layer(it),
+            Item::Llm(it) => self.llm(it),
             Item::Invalid(span) => self.verbatim(*span),
         }
     }
@@ -1004,6 +1005,53 @@ impl<'t> Printer<'t> {
             self.ty(&it.ret),
             self.rhs("=", &it.body),
         ])
+    }
+
+    /// `llm name(params) -> Reply where a in 0..=9, ... { system "..." user "..." }`: the
+    /// bounds stay on the head's line when they fit, one per line otherwise; the two templates
+    /// always go on lines of their own.
+    fn llm(&mut self, it: &LlmDecl) -> Doc {
+        let mut head = vec![
+            text(format!("llm {}", it.name.name)),
+            self.typed_params(&it.params, it.name.span.end),
+            text(" -> "),
+            self.ty(&it.reply),
+        ];
+        if !it.bounds.is_empty() {
+            let mut bounds = vec![Doc::Line, text("where ")];
+            for (i, bound) in it.bounds.iter().enumerate() {
+                if i > 0 {
+                    bounds.push(text(","));
+                    bounds.push(Doc::Line);
+                    bounds.push(Doc::IfBreak("      "));
+                }
+                bounds.push(text(format!("{} in ", bound.field.name)));
+                bounds.push(self.operand(&bound.range.lo, PREC_SUM, false));
+                bounds.push(text(if bound.range.inclusive { "..=" } else { ".." }));
+                bounds.push(self.operand(&bound.range.hi, PREC_SUM, false));
+            }
+            head.push(indent(bounds));
+            head.push(Doc::Line);
+        } else {
+            head.push(text(" "));
+        }
+        let mut body = vec![text("{")];
+        let mut inner = Vec::new();
+        for (word, template) in [("system", &it.system), ("user", &it.user)] {
+            inner.push(Doc::HardLine);
+            self.flush(template.span.start, false, &mut inner);
+            inner.push(text(format!(
+                "{word} {}",
+                self.literal(template.span, K::String)
+            )));
+        }
+        let close = it.span.end.saturating_sub(1);
+        self.flush_trailing(close, &mut inner);
+        self.flush(close, false, &mut inner);
+        body.push(indent(inner));
+        body.push(Doc::HardLine);
+        body.push(text("}"));
+        concat(vec![group(head), concat(body)])
     }
 
     fn layer(&mut self, it: &Layer) -> Doc {
@@ -1181,6 +1229,12 @@ impl<'t> Printer<'t> {
                 text("let "),
                 self.pattern(pattern),
                 self.rhs("=", value),
+            ]),
+            Stmt::LetEmit(pattern, effect, _) => concat(vec![
+                text("let "),
+                self.pattern(pattern),
+                text(" = emit "),
+                self.expr(effect, false),
             ]),
             Stmt::Patch(patch) => self.patch("patch", patch),
             Stmt::Revise(patch) => self.patch("revise", patch),

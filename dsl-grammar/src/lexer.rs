@@ -123,6 +123,8 @@ pub enum TokenKind {
     KwFalse,
     /// `sim`
     KwSim,
+    /// `llm`
+    KwLlm,
 
     /// `(`
     LParen,
@@ -230,6 +232,7 @@ const KEYWORDS: &[(&str, TokenKind)] = &[
     ("true", TokenKind::KwTrue),
     ("false", TokenKind::KwFalse),
     ("sim", TokenKind::KwSim),
+    ("llm", TokenKind::KwLlm),
 ];
 
 impl TokenKind {

@@ -180,7 +180,7 @@ impl<'t> Parser<'t> {
 
     /// True at a token that can start a name in an expression or an effect path.
     fn at_name(&self) -> bool {
-        self.at_any(&[K::Ident, K::KwGame, K::KwSim])
+        self.at_any(&[K::Ident, K::KwGame, K::KwSim, K::KwLlm])
     }
 
     fn bump(&mut self) -> Tok {
@@ -420,7 +420,7 @@ impl<'t> Parser<'t> {
     /// True for keywords that start a construct of `level` when not inside brackets.
     fn is_soft_sync(kind: TokenKind, level: Level) -> bool {
         match level {
-            Level::Item => kind == K::KwFn,
+            Level::Item => matches!(kind, K::KwFn | K::KwLlm),
             Level::Member => matches!(kind, K::KwFn | K::KwRevise),
             Level::Stmt | Level::Entry => {
                 matches!(kind, K::KwFn | K::KwRevise | K::KwLet | K::KwIf)
@@ -535,6 +535,7 @@ impl<'t> Parser<'t> {
             K::KwFn => self.parse_fn(docs).map(Item::Fn),
             K::KwError => self.parse_error_decl(docs).map(Item::Error),
             K::KwLayer => self.parse_layer(docs).map(Item::Layer),
+            K::KwLlm => self.parse_llm(docs).map(Item::Llm),
             kind => {
                 let context = if kind == K::KwHarness {
                     "(the `harness` header must be the first line)"
@@ -542,7 +543,8 @@ impl<'t> Parser<'t> {
                     "at the top level"
                 };
                 let err = self.unexpected(
-                    "an item (`use`, `type`, `enum`, `const`, `config`, `fn`, `error` or `layer`)",
+                    "an item (`use`, `type`, `enum`, `const`, `config`, `fn`, `error`, `layer` \
+                     or `llm`)",
                     context,
                 );
                 self.bump();
@@ -769,6 +771,73 @@ impl<'t> Parser<'t> {
             span: self.span_from(name.span.start),
             name,
             ty,
+        })
+    }
+
+    /// `llm = "llm" ident "(" typed_param,* ")" "->" type ("where" bound ("," bound)*)?
+    /// "{" "system" string "user" string "}"`, with `bound = ident "in" range`.
+    fn parse_llm(&mut self, docs: Docs) -> PResult<LlmDecl> {
+        let start = self.bump().span.start;
+        let name = self.expect_ident("the LLM effect's name", "after `llm`")?;
+        let params = self.parse_typed_params("after the LLM effect's name")?;
+        self.expect(K::Arrow, "before the LLM effect's reply type")?;
+        let reply = self.parse_type()?;
+        let mut bounds = Vec::new();
+        if self.at_word("where") {
+            self.bump();
+            loop {
+                let field = self.expect_ident("a reply field", "in the `where` clause")?;
+                self.expect(K::KwIn, "after the field of a `where` bound")?;
+                let range = self.parse_range()?;
+                bounds.push(LlmBound {
+                    span: field.span.to(range.span),
+                    field,
+                    range,
+                });
+                if !self.eat(K::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(K::LBrace, "to open the LLM effect's prompt")?;
+        let system = self.parse_template("system")?;
+        let user = self.parse_template("user")?;
+        self.expect(K::RBrace, "to close the LLM effect's prompt")?;
+        Ok(LlmDecl {
+            docs,
+            name,
+            params,
+            reply,
+            bounds,
+            system,
+            user,
+            span: self.span_from(start),
+        })
+    }
+
+    /// True when the current token is the name `word` (a word with a meaning in one place only,
+    /// such as `where`, `system` and `user` in an `llm` item).
+    fn at_word(&self, word: &str) -> bool {
+        let tok = self.tok();
+        tok.kind == K::Ident && &self.text[tok.span.range()] == word
+    }
+
+    /// `word string`: one prompt template of an `llm` item.
+    fn parse_template(&mut self, word: &str) -> PResult<StringLit> {
+        if !self.at_word(word) {
+            return Err(self.unexpected(&format!("`{word}`"), "in the LLM effect's prompt"));
+        }
+        self.bump();
+        if !self.at(K::String) {
+            return Err(self.unexpected(
+                &format!("the `{word}` template as a string"),
+                &format!("after `{word}`"),
+            ));
+        }
+        let tok = self.bump();
+        Ok(StringLit {
+            value: self.unescape(tok.span),
+            span: tok.span,
         })
     }
 
@@ -1166,6 +1235,10 @@ impl<'t> Parser<'t> {
                 self.bump();
                 let pattern = self.parse_pattern()?;
                 self.expect(K::Eq, "after the pattern of `let`")?;
+                if self.eat(K::KwEmit) {
+                    let effect = self.parse_expr(false)?;
+                    return Ok(Stmt::LetEmit(pattern, effect, self.span_from(start)));
+                }
                 let value = self.parse_expr(false)?;
                 Ok(Stmt::Let(pattern, value, self.span_from(start)))
             }
@@ -1756,7 +1829,7 @@ impl<'t> Parser<'t> {
                 self.bump();
                 ExprKind::Bool(tok.kind == K::KwTrue)
             }
-            K::Ident | K::KwGame | K::KwSim => {
+            K::Ident | K::KwGame | K::KwSim | K::KwLlm => {
                 self.bump();
                 ExprKind::Name(self.ident(tok))
             }

@@ -14,6 +14,7 @@ use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::Game;
 use crate::interp::{Change, Eval, StepLog};
+use crate::llm::{LlmCallLog, LlmHost};
 use crate::machine::Machine;
 use crate::snapshot::Snapshot;
 use crate::value::Value;
@@ -59,6 +60,8 @@ pub struct EpisodeResult {
     /// Every event, in order.
     #[serde(skip)]
     pub events: Vec<Event>,
+    /// Every LLM call with its full accounting (latency and attempts included), in order.
+    pub llm_calls: Vec<LlmCallLog>,
 }
 
 /// The harness side of one episode: the working snapshot and the events so far.
@@ -68,6 +71,8 @@ pub struct Agent<'m> {
     turn: u32,
     seen_view: u64,
     events: Vec<Event>,
+    llm: Option<&'m dyn LlmHost>,
+    llm_calls: Vec<LlmCallLog>,
 }
 
 impl<'m> Agent<'m> {
@@ -96,7 +101,22 @@ impl<'m> Agent<'m> {
             turn: 0,
             seen_view: game.view_version(),
             events,
+            llm: m.llm_host(),
+            llm_calls: Vec::new(),
         })
+    }
+
+    /// Sends this episode's LLM calls to `host` instead of the machine's (`None`: no LLM, every
+    /// call fails with `NotConfigured`). A host counts one episode's budget, so parallel runners
+    /// give each episode its own.
+    pub fn with_llm_host(mut self, host: Option<&'m dyn LlmHost>) -> Self {
+        self.llm = host;
+        self
+    }
+
+    /// Takes the accounting of the LLM calls made since the last call.
+    pub fn take_llm_calls(&mut self) -> Vec<LlmCallLog> {
+        std::mem::take(&mut self.llm_calls)
     }
 
     /// The working snapshot.
@@ -223,6 +243,7 @@ impl<'m> Agent<'m> {
         self.sync_view(game);
         let m = self.m;
         let mut ev = Eval::new(m, game, (self.turn, Phase::Reflect, None));
+        ev.llm = self.llm;
         let mut chosen = Vec::new();
         for &layer in &m.order {
             ev.retag(Phase::Reflect, Some(layer));
@@ -259,6 +280,7 @@ impl<'m> Agent<'m> {
             let mut log = StepLog::default();
             let result = ev.stmts(&mut work, &mut frame, &block.body, layer, &mut log);
             self.events.append(&mut ev.events);
+            self.llm_calls.append(&mut ev.llm_calls);
             result?;
             self.snap = work;
             self.record(Phase::Revise, log);
@@ -331,6 +353,7 @@ impl<'m> Agent<'m> {
         let m = self.m;
         let def = &m.program.actions[decision.action.index()];
         let mut ev = Eval::new(m, game, (self.turn, Phase::Act, Some(def.layer)));
+        ev.llm = self.llm;
         let step = ev.step(
             &mut self.snap,
             decision.action,
@@ -338,6 +361,7 @@ impl<'m> Agent<'m> {
             decision.span,
         );
         self.events.append(&mut ev.events);
+        self.llm_calls.append(&mut ev.llm_calls);
         let log = match step? {
             Ok(log) => log,
             Err(error) => {
@@ -392,13 +416,23 @@ impl<'m> Agent<'m> {
 }
 
 /// Runs one episode of `machine` against `game` until the game ends, the turn limit is reached
-/// or a runtime error occurs.
+/// or a runtime error occurs. LLM calls go to the machine's host, if it has one.
 pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
+    run_episode_with_llm(machine, game, machine.llm_host())
+}
+
+/// [`run_episode`] with this episode's own LLM host (`None`: no LLM).
+pub fn run_episode_with_llm(
+    machine: &Machine,
+    game: &mut dyn Game,
+    llm: Option<&dyn LlmHost>,
+) -> EpisodeResult {
     let mut events = Vec::new();
+    let mut llm_calls = Vec::new();
     // Actions taken, and the turn in which the episode ended.
     let (mut turns, mut last_turn) = (0, 0);
     let outcome = (|| {
-        let mut agent = Agent::start(machine, game)?;
+        let mut agent = Agent::start(machine, game)?.with_llm_host(llm);
         let result = loop {
             if agent.turn() >= machine.limits.max_turns {
                 break Ok(EndReason::TurnLimit);
@@ -412,6 +446,7 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
             }
         };
         events.append(&mut agent.take_events());
+        llm_calls = agent.take_llm_calls();
         result
     })();
     let (end, error) = match outcome {
@@ -451,5 +486,6 @@ pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
         error,
         metrics,
         events,
+        llm_calls,
     }
 }

@@ -123,6 +123,22 @@ pub enum EventKind {
         /// Its arguments.
         args: Vec<Value>,
     },
+    /// An LLM effect was called (or found no LLM configured). Only the deterministic part of
+    /// the call is recorded here; latency is in the episode's accounting.
+    LlmCall {
+        /// The effect's name.
+        effect: String,
+        /// `ok` or the failure kind (`timeout`, `not_configured`...).
+        outcome: String,
+        /// The provider, when a call went out or was replayed.
+        provider: Option<String>,
+        /// The model.
+        model: Option<String>,
+        /// Prompt tokens, when reported.
+        prompt_tokens: Option<u64>,
+        /// Completion tokens, when reported.
+        completion_tokens: Option<u64>,
+    },
     /// A runtime error ended the episode.
     Error {
         /// The error.

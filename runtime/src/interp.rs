@@ -10,14 +10,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use harness_compiler::ir::{
-    ActionId, BinaryOp, ComputedId, Expr, ExprKind, FnId, Guard, LayerId, LocalId, MemberRef,
-    Pattern, PatternKind, PlaceStep, SrcSpan, Stmt, StmtKind,
+    ActionId, BinaryOp, ComputedId, Expr, ExprKind, FnId, Guard, LayerId, LlmId, LocalId,
+    MemberRef, Pattern, PatternKind, PlaceStep, SrcSpan, Stmt, StmtKind,
 };
 use harness_compiler::types::Ty;
 
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
+use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost};
 use crate::machine::Machine;
 use crate::native::{NativeCtx, NativeError};
 use crate::ops;
@@ -77,6 +78,10 @@ pub(crate) struct Eval<'m> {
     pool: Vec<Vec<Value>>,
     /// Preview events produced while evaluating, drained by the turn loop.
     pub(crate) events: Vec<Event>,
+    /// Where LLM calls go; `None` makes every call fail with `NotConfigured`.
+    pub(crate) llm: Option<&'m dyn LlmHost>,
+    /// The accounting of the LLM calls made, drained by the turn loop.
+    pub(crate) llm_calls: Vec<LlmCallLog>,
     /// The turn, phase and layer that events are tagged with.
     pub(crate) tag: (u32, Phase, Option<LayerId>),
 }
@@ -110,6 +115,8 @@ impl<'m> Eval<'m> {
             in_preview: false,
             pool: Vec::new(),
             events: Vec::new(),
+            llm: None,
+            llm_calls: Vec::new(),
             tag,
         }
     }
@@ -864,6 +871,13 @@ impl<'m> Eval<'m> {
                         span: stmt.span,
                     });
                 }
+                StmtKind::LetLlm { pattern, llm, args } => {
+                    let args = self.exprs(snap, frame, args)?;
+                    let v = self.llm_call(*llm, &args, stmt.span)?;
+                    if !bind(pattern, &v, frame)? {
+                        return Err(internal(pattern.span, "a `let` pattern did not match"));
+                    }
+                }
                 StmtKind::Emit { effect, args } => {
                     let args = self.exprs(snap, frame, args)?;
                     log.effects.push((
@@ -922,6 +936,90 @@ impl<'m> Eval<'m> {
             }
         }
         Ok(())
+    }
+}
+
+impl Eval<'_> {
+    /// Makes one LLM call (or, in a preview, none) and returns its `LlmResult` value. A call that
+    /// went to the host (or found none) is an `llm_call` event; its latency goes to the
+    /// accounting only.
+    fn llm_call(&mut self, id: LlmId, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+        let m = self.m;
+        let def = m
+            .program
+            .llms
+            .get(id.index())
+            .ok_or_else(|| internal(span, "unknown LLM effect"))?;
+        if self.in_preview {
+            // Previews are pure: the call is not made and not recorded.
+            return self.llm_failed(def, LlmFailureKind::InPreview);
+        }
+        let call = LlmCall {
+            effect: def.name.clone(),
+            system: llm::render(&def.system, def, args),
+            user: llm::render(&def.user, def, args),
+            shape: def.shape.clone(),
+        };
+        let answer = match self.llm {
+            Some(host) => host.call(&call),
+            None => LlmAnswer::failed(
+                LlmFailureKind::NotConfigured,
+                "no LLM is configured for this run (pass --llm-provider or --llm-replay)",
+            ),
+        };
+        let result = match &answer.outcome {
+            Ok(json) => llm::reply_value(def, json, &mut |e, i| {
+                m.variant(e, i, Vec::new(), span).ok()
+            })
+            .map_err(|message| (LlmFailureKind::SchemaViolation, message)),
+            Err(failure) => Err((failure.kind, failure.message.clone())),
+        };
+        let (outcome, message) = match &result {
+            Ok(_) => ("ok".to_owned(), None),
+            Err((kind, message)) => (kind.as_str().to_owned(), Some(message.clone())),
+        };
+        let (turn, phase, layer) = self.tag;
+        let accounting = answer.accounting;
+        let provider = (!accounting.provider.is_empty()).then(|| accounting.provider.clone());
+        let model = (!accounting.model.is_empty()).then(|| accounting.model.clone());
+        self.events.push(Event {
+            turn,
+            phase,
+            layer: layer.map(|l| m.layer_name(l)),
+            span,
+            kind: EventKind::LlmCall {
+                effect: def.name.clone(),
+                outcome: outcome.clone(),
+                provider,
+                model,
+                prompt_tokens: accounting.prompt_tokens,
+                completion_tokens: accounting.completion_tokens,
+            },
+        });
+        self.llm_calls.push(LlmCallLog {
+            turn,
+            effect: def.name.clone(),
+            outcome,
+            message,
+            accounting,
+        });
+        match result {
+            Ok(reply) => m.variant(def.result_enum, 0, vec![reply], span),
+            Err((kind, _)) => self.llm_failed(def, kind),
+        }
+    }
+
+    /// `LlmResult.Failed(kind)`.
+    fn llm_failed(
+        &self,
+        def: &harness_compiler::ir::LlmDef,
+        kind: LlmFailureKind,
+    ) -> RtResult<Value> {
+        let span = def.span;
+        let failure = self
+            .m
+            .variant(def.failure_enum, kind.index(), Vec::new(), span)?;
+        self.m.variant(def.result_enum, 1, vec![failure], span)
     }
 }
 

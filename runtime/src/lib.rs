@@ -20,6 +20,7 @@ pub mod episode;
 pub mod error;
 pub mod event;
 pub mod game;
+pub mod llm;
 pub mod machine;
 pub mod native;
 pub mod snapshot;
@@ -53,10 +54,13 @@ pub fn signatures() -> harness_compiler::signatures::SignatureSet {
     set
 }
 
-pub use episode::{Agent, Decision, EndReason, EpisodeResult, run_episode};
+pub use episode::{Agent, Decision, EndReason, EpisodeResult, run_episode, run_episode_with_llm};
 pub use error::{ErrorCode, RtResult, RuntimeError};
 pub use event::{Event, EventKind, Phase, to_json_lines};
 pub use game::{Effect, Game, GameKind, Observation};
+pub use llm::{
+    LlmAccounting, LlmAnswer, LlmCall, LlmCallLog, LlmFailureInfo, LlmFailureKind, LlmHost,
+};
 pub use machine::{Limits, Machine, Switches};
 pub use native::{NativeCtx, NativeError, NativeFn, Natives};
 pub use snapshot::{Preview, Snapshot};

@@ -11,6 +11,7 @@ use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::Phase;
 use crate::game::{Effect, Game, Observation};
 use crate::interp::Eval;
+use crate::llm::LlmHost;
 use crate::native::Natives;
 use crate::ops;
 use crate::snapshot::Snapshot;
@@ -61,6 +62,7 @@ pub struct Machine {
     /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
     unit_variants: Vec<Vec<Value>>,
     models: BTreeMap<String, (LayerId, usize)>,
+    llm: Option<Arc<dyn LlmHost>>,
 }
 
 /// A game that has no view: used while constants and defaults are evaluated, which cannot read
@@ -195,6 +197,7 @@ impl Machine {
             limits,
             enums,
             models,
+            llm: None,
         };
         let empty = Snapshot::new(Vec::new(), Vec::new(), 0);
         for def in &program.consts {
@@ -302,6 +305,20 @@ impl Machine {
             }
             _ => None,
         }
+    }
+
+    /// Sends the LLM calls of every episode run with [`crate::run_episode`] to `host`. Without
+    /// a host, every call fails with `NotConfigured` and no IO happens. A host with a per-game
+    /// budget serves one episode at a time; for parallel episodes, use
+    /// [`crate::run_episode_with_llm`] with a host per episode.
+    pub fn with_llm_host(mut self, host: Arc<dyn LlmHost>) -> Self {
+        self.llm = Some(host);
+        self
+    }
+
+    /// The machine's LLM host, if it has one.
+    pub fn llm_host(&self) -> Option<&dyn LlmHost> {
+        self.llm.as_deref()
     }
 
     /// The program.

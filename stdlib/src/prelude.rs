@@ -333,6 +333,32 @@ fn round(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     to_int(number(args, 0)?.round(), "round")
 }
 
+fn string_concat(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    match (arg(args, 0)?, arg(args, 1)?) {
+        (Value::Str(a), Value::Str(b)) => Ok(Value::str(&format!("{a}{b}"))),
+        (a, b) => Err(NativeError::Failed(
+            ErrorCode::Internal,
+            format!("concat of {} and {}", a.kind_name(), b.kind_name()),
+        )),
+    }
+}
+
+/// Any value as text: a string as it is (no quotes), everything else as a trace prints it.
+fn to_string(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    Ok(match arg(args, 0)? {
+        Value::Str(text) => Value::Str(text.clone()),
+        other => Value::str(&other.to_string()),
+    })
+}
+
+/// Any value as pretty-printed JSON, in the form traces use (records as objects, enum variants
+/// as `"Enum.Variant"`): the way to hand structured state to an LLM prompt.
+fn to_json(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    serde_json::to_string_pretty(arg(args, 0)?)
+        .map(|text| Value::str(&text))
+        .map_err(|e| NativeError::Failed(ErrorCode::Internal, format!("to_json: {e}")))
+}
+
 fn string_len(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     match arg(args, 0)? {
         Value::Str(text) => Ok(Value::Int(text.chars().count() as i64)),
@@ -1064,6 +1090,14 @@ pub const PRELUDE: &[Entry] = &[
         module: None,
     },
     Entry {
+        name: "String.concat",
+        sig: "fn concat(self: String, other: String) -> String",
+        doc: "The two strings one after the other.",
+        example: "\"ab\".concat(\"cd\") == \"abcd\"",
+        native: string_concat,
+        module: None,
+    },
+    Entry {
         name: "String.len",
         sig: "fn len(self: String) -> Int",
         doc: "The number of characters.",
@@ -1197,6 +1231,22 @@ pub const PRELUDE: &[Entry] = &[
         doc: "The square root; a negative `x` is a runtime error.",
         example: "sqrt(9.0) == 3.0",
         native: sqrt,
+        module: None,
+    },
+    Entry {
+        name: "to_json",
+        sig: "fn to_json<T>(value: T) -> String",
+        doc: "The value as pretty-printed JSON (records become objects): structured text for an LLM prompt.",
+        example: "to_json(Budget { coarse: 6, late: 4 })",
+        native: to_json,
+        module: None,
+    },
+    Entry {
+        name: "to_string",
+        sig: "fn to_string<T>(value: T) -> String",
+        doc: "The value as text: a string as it is, anything else as traces print it.",
+        example: "to_string(3) == \"3\"",
+        native: to_string,
         module: None,
     },
     Entry {

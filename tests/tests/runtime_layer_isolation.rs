@@ -206,6 +206,7 @@ fn generate(seed: u64) -> Arc<Program> {
         computed,
         fns: vec![],
         actions: vec![],
+        llms: vec![],
     })
 }
 

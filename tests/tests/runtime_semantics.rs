@@ -191,6 +191,7 @@ fn counter(extra: Expr) -> Arc<Program> {
         ],
         fns: vec![],
         actions: vec![bump],
+        llms: vec![],
     })
 }
 

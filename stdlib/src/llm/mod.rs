@@ -15,12 +15,16 @@
 //!   into a [`ReplyValue`](crate::llm::ReplyValue) or a typed
 //!   [`LlmFailure`](crate::llm::LlmFailure).
 //!
+//! [`ClientHost`](crate::llm::ClientHost) puts a client behind the runtime's `LlmHost` seam, one
+//! host per game.
+//!
 //! This module is the only part of the standard library that does IO or reads the clock;
 //! `docs/decisions/0003-llm-io-in-stdlib.md` says why.
 
 mod client;
 mod config;
 mod failure;
+mod host;
 mod request;
 mod shape;
 mod store;
@@ -32,6 +36,7 @@ pub use client::{
 };
 pub use config::{ApiKey, ConfigError, ProviderConfig, ProviderKind, ProviderSettings, REDACTED};
 pub use failure::{LlmFailure, LlmOutcome, OutcomeKind};
+pub use host::{ClientHost, failure_kind, reply_shape};
 pub use request::{ChatMessage, LlmRequest, request_hash};
 pub use shape::{
     CHOICE_KEY, FieldSpec, FieldType, ReplyField, ReplyShape, ReplyValue, Scalar, WHOLE_REPLY,

@@ -1,0 +1,165 @@
+//! The runtime's [`LlmHost`] over an [`LlmClient`]: builds the [`ReplyShape`] from the call's
+//! shape, makes the call and maps the outcome back to the runtime's terms.
+
+use std::sync::Mutex;
+
+use harness_compiler::ir::{self, LlmFieldKind, LlmShape};
+use harness_runtime::llm::snake_case;
+use harness_runtime::{LlmAccounting, LlmAnswer, LlmCall, LlmFailureInfo, LlmFailureKind, LlmHost};
+
+use super::client::LlmClient;
+use super::failure::LlmFailure;
+use super::request::LlmRequest;
+use super::shape::{FieldSpec, FieldType, ReplyShape, ReplyValue, Scalar};
+
+/// An [`LlmHost`] for one game: a client whose per-game budget starts afresh when the host is
+/// made. Make one per episode (clients are cheap to clone), so parallel episodes never share a
+/// budget.
+#[derive(Debug)]
+pub struct ClientHost {
+    client: Mutex<LlmClient>,
+}
+
+impl ClientHost {
+    /// A host for one game over `client`; its per-game call count starts at zero.
+    pub fn new(mut client: LlmClient) -> Self {
+        client.start_game();
+        ClientHost {
+            client: Mutex::new(client),
+        }
+    }
+}
+
+impl LlmHost for ClientHost {
+    fn call(&self, call: &LlmCall) -> LlmAnswer {
+        let request = LlmRequest::new(
+            call.system.clone(),
+            call.user.clone(),
+            reply_shape(&call.shape),
+        );
+        // A poisoned lock means an earlier call panicked; the client holds no invariant that a
+        // panic could break (a counter and shared handles), so its state is still usable.
+        let mut client = match self.client.lock() {
+            Ok(client) => client,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let result = client.call(&request);
+        let record = result.record;
+        let accounting = LlmAccounting {
+            provider: record.provider.as_str().to_owned(),
+            model: record.model,
+            prompt_tokens: record.prompt_tokens,
+            completion_tokens: record.completion_tokens,
+            latency_ms: record.latency_ms,
+            attempts: record.attempts,
+        };
+        let outcome = match result.outcome {
+            Ok(value) => Ok(reply_json(&value)),
+            Err(failure) => Err(LlmFailureInfo {
+                kind: failure_kind(&failure),
+                message: failure.to_string(),
+            }),
+        };
+        LlmAnswer {
+            outcome,
+            accounting,
+        }
+    }
+}
+
+/// The transport's shape of a declared reply. Enum fields are validated as strings here and
+/// matched to their variants by the runtime, which accepts any case and `_`/`-` spelling; the
+/// numeric `where` bounds become the inclusive ranges the client checks (`OutOfRange`).
+pub fn reply_shape(shape: &LlmShape) -> ReplyShape {
+    match shape {
+        LlmShape::Enum(e) => ReplyShape::Enum {
+            variants: e.variants.iter().map(|v| snake_case(v)).collect(),
+        },
+        LlmShape::Record(fields) => ReplyShape::Record {
+            fields: fields
+                .iter()
+                .map(|field| {
+                    let ty = match &field.kind {
+                        LlmFieldKind::Int => {
+                            let (min, max) = int_bounds(field.range.as_ref());
+                            FieldType::Int { min, max }
+                        }
+                        LlmFieldKind::Float => {
+                            let (min, max) = float_bounds(field.range.as_ref());
+                            FieldType::Float { min, max }
+                        }
+                        LlmFieldKind::Bool => FieldType::Bool,
+                        LlmFieldKind::String | LlmFieldKind::Enum(_) => FieldType::String,
+                    };
+                    FieldSpec::required(field.name.clone(), ty)
+                })
+                .collect(),
+        },
+    }
+}
+
+fn int_bounds(range: Option<&ir::Range>) -> (Option<i64>, Option<i64>) {
+    let Some(range) = range else {
+        return (None, None);
+    };
+    let lo = match range.lo {
+        ir::Literal::Int(v) => Some(v),
+        _ => None,
+    };
+    let hi = match range.hi {
+        ir::Literal::Int(v) if range.inclusive => Some(v),
+        ir::Literal::Int(v) => v.checked_sub(1),
+        _ => None,
+    };
+    (lo, hi)
+}
+
+/// Float bounds; an exclusive upper bound is checked as inclusive here, and exactly by the
+/// runtime when it converts the reply.
+fn float_bounds(range: Option<&ir::Range>) -> (Option<f64>, Option<f64>) {
+    let Some(range) = range else {
+        return (None, None);
+    };
+    let value = |l: &ir::Literal| match l {
+        ir::Literal::Float(v) => Some(*v),
+        ir::Literal::Int(v) => Some(*v as f64),
+        _ => None,
+    };
+    (value(&range.lo), value(&range.hi))
+}
+
+/// A validated reply as the JSON the runtime converts: an object of fields, or a variant name.
+fn reply_json(value: &ReplyValue) -> serde_json::Value {
+    match value {
+        ReplyValue::Enum { variant } => serde_json::Value::String(variant.clone()),
+        ReplyValue::Record { fields } => serde_json::Value::Object(
+            fields
+                .iter()
+                .map(|field| {
+                    let v = match &field.value {
+                        Scalar::Int(v) => serde_json::Value::from(*v),
+                        Scalar::Float(v) => serde_json::Value::from(*v),
+                        Scalar::Bool(v) => serde_json::Value::from(*v),
+                        Scalar::Str(v) => serde_json::Value::from(v.clone()),
+                    };
+                    (field.name.clone(), v)
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The language's failure kind of a transport failure. A record/replay store that cannot be
+/// used is reported as `Transport`: like a dead connection, the answer could not be fetched.
+pub fn failure_kind(failure: &LlmFailure) -> LlmFailureKind {
+    match failure {
+        LlmFailure::Transport { .. } | LlmFailure::Store { .. } => LlmFailureKind::Transport,
+        LlmFailure::Timeout { .. } => LlmFailureKind::Timeout,
+        LlmFailure::HttpStatus { .. } => LlmFailureKind::HttpStatus,
+        LlmFailure::MalformedJson { .. } => LlmFailureKind::MalformedJson,
+        LlmFailure::SchemaViolation { .. } => LlmFailureKind::SchemaViolation,
+        LlmFailure::OutOfRange { .. } => LlmFailureKind::OutOfRange,
+        LlmFailure::BudgetExhausted { .. } => LlmFailureKind::BudgetExhausted,
+        LlmFailure::ReplayMissing { .. } => LlmFailureKind::ReplayMissing,
+    }
+}
