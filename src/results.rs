@@ -197,7 +197,7 @@ impl RunFolder {
             .join(slug(stack))
             .join(format!("{}-s{seed_index}.jsonl", slug(instance)));
         self.write_bytes(&trace_path, trace.as_bytes())?;
-        self.write_json(&Self::game_path(stack, instance, seed_index), record)
+        self.write_json(Self::game_path(stack, instance, seed_index), record)
     }
 
     /// Writes a game's LLM accounting (one JSON object per call, latency included) to

@@ -155,6 +155,23 @@ fn table_examples_trigger_their_code() {
 }
 
 #[test]
+fn harnesses_are_in_the_canonical_format() {
+    let mut files = Vec::new();
+    harness_files(&root().join("../harnesses"), &mut files);
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        match harness_grammar::format::format(&text) {
+            Ok(formatted) => assert!(
+                formatted == text,
+                "{} is not formatted; run `harness fmt harnesses`",
+                relative(path)
+            ),
+            Err(error) => panic!("{} does not format: {error:?}", relative(path)),
+        }
+    }
+}
+
+#[test]
 fn harnesses_check_cleanly() {
     let mut files = Vec::new();
     harness_files(&root().join("../harnesses"), &mut files);
