@@ -299,7 +299,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         None => {
             let manifest = Manifest {
                 format: FORMAT.into(),
-                run_id: run_id(&program.module, &settings),
+                run_id: free_run_id(&args.out, &run_id(&program.module, &settings)),
                 program_version: env!("CARGO_PKG_VERSION").into(),
                 harness: harness.clone(),
                 harness_hash: hash,
@@ -487,6 +487,21 @@ fn run_id(module: &str, settings: &[(String, String)]) -> String {
         rest % 60,
         slug(module)
     )
+}
+
+/// `base`, or `base-2`, `base-3`... when a run with that id exists already (two runs started in
+/// the same second with the same settings).
+fn free_run_id(out: &std::path::Path, base: &str) -> String {
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                base.to_string()
+            } else {
+                format!("{base}-{n}")
+            }
+        })
+        .find(|id| !out.join(id).exists())
+        .unwrap_or_else(|| base.to_string())
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
