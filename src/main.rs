@@ -252,10 +252,17 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    // The checker turns its own panics into internal-error diagnostics; the default hook would
-    // print a backtrace on top of them.
-    std::panic::set_hook(Box::new(|_| {}));
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Check { .. } | Command::Lsp) {
+        // The checker and the language server turn their own panics into internal-error
+        // diagnostics and responses; the default hook would print a backtrace on top of them.
+        std::panic::set_hook(Box::new(|_| {}));
+    } else {
+        // Anywhere else a panic is a bug of ours: say so in one line, without a backtrace.
+        std::panic::set_hook(Box::new(|info| {
+            eprintln!("error: internal error ({info}); this is a bug in harness, please report it");
+        }));
+    }
     match cli.command {
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
