@@ -77,3 +77,35 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before[line_start..].chars().count() + 1;
     (line, column)
 }
+
+#[cfg(test)]
+mod tests {
+    use harness_compiler::Workspace;
+    use harness_compiler::signatures::SignatureSet;
+
+    use super::*;
+
+    #[test]
+    fn lines_and_columns_are_one_based_and_count_characters() {
+        assert_eq!(line_column("ab\ncé d", 0), (1, 1));
+        assert_eq!(line_column("ab\ncé d", 3), (2, 1));
+        assert_eq!(line_column("ab\ncé d", 7), (2, 4));
+    }
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        let mut workspace = Workspace::new(SignatureSet::default());
+        workspace.set_file("a.harness", "layer l {\n  computed x: Int = 0.5\n}\n");
+        let parsed: Value = serde_json::from_str(&json(&workspace.diagnostics())).unwrap_or_default();
+        let first = &parsed[0];
+        assert_eq!(first["code"], "W0002");
+        let error = &parsed[1];
+        assert_eq!(error["code"], "E0201");
+        assert_eq!(error["severity"], "error");
+        assert_eq!(error["file"], "a.harness");
+        assert_eq!((error["line"].as_u64(), error["column"].as_u64()), (Some(2), Some(21)));
+        assert_eq!((error["end_line"].as_u64(), error["end_column"].as_u64()), (Some(2), Some(24)));
+        assert!(error["labels"].is_array());
+        assert_eq!(error["help"], "convert with `.round()`, `.floor()` or `.ceil()`");
+    }
+}

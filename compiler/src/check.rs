@@ -46,12 +46,14 @@ pub struct Node {
     pub kind: NodeKind,
     /// Its name's span.
     pub span: Span,
-    /// Computed values it reads and functions it calls, with the span of each reference.
-    pub refs: Vec<(DefKey, Span)>,
+    /// Computed values and constants it reads and functions it calls, in order. Spans are left
+    /// out on purpose: an edit that moves a reference inside a body leaves the facts equal, so
+    /// the whole-program checks are not re-run.
+    pub refs: Vec<DefKey>,
     /// The `sim.next` calls it makes: the previewed action and the call's span.
     pub sims: Vec<(DefKey, Span)>,
     /// Members read from preview snapshots (`s.member`), evaluated inside a preview.
-    pub snapshot_reads: Vec<(DefKey, Span)>,
+    pub snapshot_reads: Vec<DefKey>,
 }
 
 /// What a member check records for the whole-program checks.
@@ -97,8 +99,8 @@ pub struct ChunkIr {
 pub struct ChunkCheck {
     /// Diagnostics, relative to the parsed chunk.
     pub diagnostics: Vec<Diagnostic>,
-    /// Facts for the whole-program checks.
-    pub facts: Facts,
+    /// Facts for the whole-program checks, shared so that collecting them per file is cheap.
+    pub facts: Arc<Facts>,
     /// The lowered chunk.
     pub ir: ChunkIr,
 }
@@ -252,8 +254,9 @@ impl<'a> Checker<'a> {
             }
         }
         out.diagnostics.append(&mut self.diags);
-        out.facts.uses.append(&mut self.uses);
-        out.facts.nodes.append(&mut self.done_nodes);
+        let facts = Arc::make_mut(&mut out.facts);
+        facts.uses.append(&mut self.uses);
+        facts.nodes.append(&mut self.done_nodes);
     }
 }
 
@@ -1815,7 +1818,7 @@ impl<'a> Checker<'a> {
             match def {
                 ValueDef::Const { id, ty } => {
                     self.uses.insert(key.clone());
-                    self.node.refs.push((key, name.span));
+                    self.node.refs.push(key);
                     return lowered(ir::ExprKind::Const(*id), ty.clone(), span);
                 }
                 ValueDef::Config { id, ty } => {
@@ -1863,7 +1866,7 @@ impl<'a> Checker<'a> {
         match hint.map(|h| self.shallow(h)) {
             Some(Ty::Fn(..)) => {
                 self.uses.insert(key.clone());
-                self.node.refs.push((key, name.span));
+                self.node.refs.push(key);
                 lowered(ir::ExprKind::FnRef(info.id), ty, span)
             }
             _ => {
@@ -1917,7 +1920,7 @@ impl<'a> Checker<'a> {
             }
             MemberDef::Computed(id, ty) => {
                 self.uses.insert(key.clone());
-                self.node.refs.push((key, name.span));
+                self.node.refs.push(key);
                 lowered(
                     ir::ExprKind::Member(ir::MemberRef::Computed(*id)),
                     ty.clone(),
@@ -2251,9 +2254,7 @@ impl Checker<'_> {
                     }
                 };
                 self.uses.insert(entry.key.clone());
-                self.node
-                    .snapshot_reads
-                    .push((entry.key.clone(), field.span));
+                self.node.snapshot_reads.push(entry.key.clone());
                 lowered(
                     ir::ExprKind::SnapshotRead {
                         snapshot: Box::new(base),
@@ -2774,7 +2775,7 @@ impl Checker<'_> {
         span: Span,
     ) -> Lowered {
         self.uses.insert(key.clone());
-        self.node.refs.push((key, name.span));
+        self.node.refs.push(key);
         let args = self.args(
             &info.params,
             args,

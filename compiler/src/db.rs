@@ -6,9 +6,9 @@
 //! ```text
 //! outline(file) ─► parsed(chunk) ─► chunk_signature(chunk) ─► environment(inputs)
 //!                        │                                           │
-//!                        └────────────► check_chunk(inputs, key) ◄───┘
+//!                        └────────────► check_chunk(key) ◄──────────┘
 //!                                              │
-//!                          global_checks(inputs), file_diagnostics(inputs, file)
+//!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
 //! ```
 //!
 //! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
@@ -21,7 +21,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::check::{self, ChunkCheck};
+use crate::check::{self, ChunkCheck, Facts};
 use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, SourceText};
 use crate::env::{self, ChunkSig, Env, FileSig, Located};
@@ -53,7 +53,11 @@ pub struct Inputs {
 }
 
 /// The text of one chunk, interned: equal texts are one chunk.
-#[salsa::interned(no_lifetime, debug)]
+///
+/// Interned chunks are never collected (`revisions = usize::MAX`): salsa's default would recycle
+/// a chunk that an edit's revision did not read, and with it the memoised parse and check that
+/// an incremental re-check is supposed to reuse. A workspace grows by one chunk per edited text.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct Chunk {
     /// How to parse it.
     pub kind: ChunkKind,
@@ -63,9 +67,11 @@ pub struct Chunk {
 }
 
 /// What a chunk check needs besides the chunk: the module whose program it belongs to and the
-/// layer of a member.
-#[salsa::interned(no_lifetime, debug)]
+/// layer of a member. Never collected, for the same reason as [`Chunk`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct CheckKey {
+    /// The workspace.
+    pub inputs: Inputs,
     /// The module whose scope the chunk is checked in.
     #[returns(ref)]
     pub module: String,
@@ -101,10 +107,9 @@ pub fn parsed(db: &dyn salsa::Database, chunk: Chunk) -> ParsedChunk {
 
 /// The signature of a chunk: its declarations with bodies stripped.
 #[salsa::tracked(returns(ref))]
-pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> ChunkSig {
+pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> Arc<ChunkSig> {
     let parsed = parsed(db, chunk);
-    ChunkSig {
-        ordinal: 0,
+    Arc::new(ChunkSig {
         header: parsed.header.as_ref().map(env::path_text),
         items: parsed.items.iter().map(env::strip_item).collect(),
         members: parsed
@@ -113,7 +118,18 @@ pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> ChunkSig {
             .filter_map(env::strip_member)
             .collect(),
         is_member: chunk.kind(db) == ChunkKind::Member,
-    }
+    })
+}
+
+/// The signatures of a file's chunks, in order. An edit inside a body changes the outline but
+/// not this list, so salsa backdates it and the environment is not rebuilt.
+#[salsa::tracked(returns(ref))]
+pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Arc<ChunkSig>> {
+    outline(db, file)
+        .chunks
+        .iter()
+        .map(|(chunk, _)| chunk_signature(db, *chunk).clone())
+        .collect()
 }
 
 /// The environment of the whole workspace.
@@ -124,15 +140,7 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
         .iter()
         .map(|file| FileSig {
             path: file.path(db).clone(),
-            chunks: outline(db, *file)
-                .chunks
-                .iter()
-                .enumerate()
-                .map(|(ordinal, (chunk, _))| ChunkSig {
-                    ordinal: ordinal as u32,
-                    ..chunk_signature(db, *chunk).clone()
-                })
-                .collect(),
+            chunks: file_signature(db, *file).iter().map(|sig| &**sig).collect(),
         })
         .collect();
     Arc::new(env::build(&files, inputs.signatures(db)))
@@ -140,42 +148,69 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
 
 /// Checks and lowers one chunk in the scope of a module.
 #[salsa::tracked(returns(ref))]
-pub fn check_chunk(db: &dyn salsa::Database, inputs: Inputs, key: CheckKey) -> ChunkCheck {
+pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
+    let inputs = key.inputs(db);
     let env = environment(db, inputs);
     let Some(scope) = env.scopes.get(key.module(db)) else {
         return ChunkCheck::default();
     };
     let layer = key.layer(db).as_deref().and_then(|name| scope.layer(name));
     let parsed = parsed(db, key.chunk(db));
-    check::check_chunk(
+    let mut out = check::check_chunk(
         scope,
         inputs.signatures(db),
         layer,
         &parsed.items,
         &parsed.members,
-    )
+    );
+    // The chunk's syntax errors come first, so the file's diagnostics need one query per chunk.
+    out.diagnostics.splice(0..0, parsed.errors.iter().cloned());
+    out
 }
 
-/// The key under which a chunk of a file is checked in its own module.
-pub fn own_key(
-    db: &dyn salsa::Database,
-    inputs: Inputs,
-    file: SourceFile,
-    ordinal: usize,
-) -> Option<CheckKey> {
+/// A file of a workspace: the key of the per-file queries. Never collected, for the same reason
+/// as [`Chunk`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct FileKey {
+    /// The workspace.
+    pub inputs: Inputs,
+    /// The file.
+    pub file: SourceFile,
+}
+
+/// The keys under which the chunks of a file are checked in their own module, by ordinal.
+#[salsa::tracked(returns(ref))]
+pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>> {
+    let (inputs, file) = (key.inputs(db), key.file(db));
     let env = environment(db, inputs);
-    let module = env.file_modules.get(file.path(db))?;
-    let (chunk, _) = *outline(db, file).chunks.get(ordinal)?;
-    let layer = env
-        .chunk_layers
-        .get(file.path(db))
-        .and_then(|layers| layers.get(ordinal).cloned().flatten());
-    let layer = if chunk.kind(db) == ChunkKind::Member {
-        layer
-    } else {
-        None
+    let Some(module) = env.file_modules.get(file.path(db)) else {
+        return Vec::new();
     };
-    Some(CheckKey::new(db, module.clone(), layer, chunk))
+    let layers = env.chunk_layers.get(file.path(db));
+    outline(db, file)
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(ordinal, (chunk, _))| {
+            let layer = if chunk.kind(db) == ChunkKind::Member {
+                layers.and_then(|layers| layers.get(ordinal).cloned().flatten())
+            } else {
+                None
+            };
+            Some(CheckKey::new(db, inputs, module.clone(), layer, *chunk))
+        })
+        .collect()
+}
+
+/// The facts of a file's chunks, by ordinal. An edit that leaves references, uses and spans
+/// within members unchanged leaves this list equal, so the whole-program checks do not re-run.
+#[salsa::tracked(returns(ref))]
+pub fn file_facts(db: &dyn salsa::Database, key: FileKey) -> Vec<(u32, Arc<Facts>)> {
+    own_keys(db, key)
+        .iter()
+        .enumerate()
+        .filter_map(|(ordinal, key)| Some((ordinal as u32, check_chunk(db, (*key)?).facts.clone())))
+        .collect()
 }
 
 /// The checks that need the whole workspace: cycles, nested `sim.next`, unused definitions.
@@ -184,14 +219,8 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
     let env = environment(db, inputs);
     let mut facts = Vec::new();
     for file in inputs.files(db) {
-        for ordinal in 0..outline(db, *file).chunks.len() {
-            if let Some(key) = own_key(db, inputs, *file, ordinal) {
-                facts.push((
-                    file.path(db).clone(),
-                    ordinal as u32,
-                    &check_chunk(db, inputs, key).facts,
-                ));
-            }
+        for (ordinal, chunk_facts) in file_facts(db, FileKey::new(db, inputs, *file)) {
+            facts.push((file.path(db).clone(), *ordinal, &**chunk_facts));
         }
     }
     global::check(env, &facts)
@@ -199,11 +228,8 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
 
 /// Every diagnostic of one file, with spans in the file, sorted by position.
 #[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(
-    db: &dyn salsa::Database,
-    inputs: Inputs,
-    file: SourceFile,
-) -> Vec<Diagnostic> {
+pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnostic> {
+    let (inputs, file) = (key.inputs(db), key.file(db));
     let path = file.path(db);
     let outline = outline(db, file);
     let source = SourceText::new(path.clone(), file.text(db).clone());
@@ -213,22 +239,16 @@ pub fn file_diagnostics(
             .get(ordinal as usize)
             .map_or(0, |(_, offset)| *offset)
     };
+    let keys = own_keys(db, key);
     let mut out = Vec::new();
     for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
-        out.extend(
-            parsed(db, *chunk)
-                .errors
-                .iter()
-                .map(|d| d.clone().shifted(*offset)),
-        );
-        if let Some(key) = own_key(db, inputs, file, ordinal) {
-            out.extend(
-                check_chunk(db, inputs, key)
-                    .diagnostics
-                    .iter()
-                    .map(|d| d.clone().shifted(*offset)),
-            );
-        }
+        let diagnostics = match keys.get(ordinal).copied().flatten() {
+            Some(key) => &check_chunk(db, key).diagnostics,
+            // A file whose module another file already declares is not checked; its syntax
+            // errors are still reported.
+            None => &parsed(db, *chunk).errors,
+        };
+        out.extend(diagnostics.iter().map(|d| d.clone().shifted(*offset)));
     }
     if outline.chunks.is_empty() {
         out.push(
@@ -269,7 +289,18 @@ pub struct Database {
 }
 
 impl Default for Database {
+    /// A database without a query log: salsa then skips building an event for every query.
     fn default() -> Self {
+        Self {
+            storage: salsa::Storage::new(None),
+            log: Arc::default(),
+        }
+    }
+}
+
+impl Database {
+    /// A database that can record which queries execute (see [`Database::start_log`]).
+    pub fn with_log() -> Self {
         let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
         let sink = log.clone();
         let callback = move |event: salsa::Event| {
@@ -291,7 +322,8 @@ impl Default for Database {
 impl salsa::Database for Database {}
 
 impl Database {
-    /// Starts recording which queries execute.
+    /// Starts recording which queries execute; only a database made with
+    /// [`Database::with_log`] records anything.
     pub fn start_log(&self) {
         if let Ok(mut guard) = self.log.lock() {
             *guard = Some(Vec::new());

@@ -42,7 +42,7 @@ pub struct Label {
 }
 
 /// The text of a source file, shared between diagnostics of that file.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SourceText {
     name: String,
     text: Arc<str>,
@@ -60,6 +60,13 @@ impl SourceText {
     /// The text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+}
+
+/// Shows the file name only: the text would drown every debug print of a diagnostic.
+impl fmt::Debug for SourceText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SourceText({:?})", self.name)
     }
 }
 

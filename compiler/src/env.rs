@@ -53,8 +53,6 @@ pub struct Located {
 /// One chunk of a file as the environment sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkSig {
-    /// The chunk's position in the file's outline.
-    pub ordinal: u32,
     /// The header module path, for a header chunk.
     pub header: Option<String>,
     /// Items with bodies stripped.
@@ -67,11 +65,11 @@ pub struct ChunkSig {
 
 /// One file as the environment sees it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FileSig {
+pub struct FileSig<'a> {
     /// The path.
     pub path: String,
-    /// Its chunks, in order.
-    pub chunks: Vec<ChunkSig>,
+    /// Its chunks, in order; a chunk's index is its ordinal.
+    pub chunks: Vec<&'a ChunkSig>,
 }
 
 /// A value-level definition visible in a module: constant, config entry or top-level function.
@@ -355,9 +353,17 @@ pub struct Env {
 /// it equal.
 pub fn strip_item(item: &ast::Item) -> ast::Item {
     let mut item = item.clone();
+    // Spans that cover a body change when the body does; the environment uses only the spans of
+    // names and types.
     match &mut item {
-        ast::Item::Const(it) => blank(&mut it.value),
-        ast::Item::Fn(it) => blank(&mut it.body),
+        ast::Item::Const(it) => {
+            blank(&mut it.value);
+            it.span = Span::default();
+        }
+        ast::Item::Fn(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
         ast::Item::Layer(it) => it.members.clear(),
         _ => {}
     }
@@ -369,16 +375,27 @@ pub fn strip_item(item: &ast::Item) -> ast::Item {
 pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
     let mut member = member.clone();
     match &mut member {
-        ast::Member::State(block) => block
-            .fields
-            .iter_mut()
-            .for_each(|field| blank(&mut field.init)),
-        ast::Member::Computed(it) => blank(&mut it.body),
-        ast::Member::Fn(it) => blank(&mut it.body),
+        ast::Member::State(block) => {
+            block.span = Span::default();
+            for field in &mut block.fields {
+                blank(&mut field.init);
+                field.span = Span::default();
+            }
+        }
+        ast::Member::Computed(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
+        ast::Member::Fn(it) => {
+            blank(&mut it.body);
+            it.span = Span::default();
+        }
         ast::Member::Action(it) => {
             it.available = None;
             it.requires.clear();
             it.body.stmts.clear();
+            it.body.span = Span::default();
+            it.span = Span::default();
         }
         ast::Member::Tunable(_) => {}
         _ => return None,
@@ -409,7 +426,7 @@ struct LayerDraft<'a> {
 }
 
 /// Builds the environment from every file's chunk signatures and the signature set.
-pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
+pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
     let mut diagnostics = Vec::new();
     let mut file_modules = BTreeMap::new();
     let mut chunk_layers = BTreeMap::new();
@@ -422,10 +439,10 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
             .find_map(|chunk| chunk.header.clone())
             .unwrap_or_else(|| file.path.clone());
         if drafts.contains_key(&module) {
-            if let Some(chunk) = file.chunks.iter().find(|c| c.header.is_some()) {
+            if let Some(ordinal) = file.chunks.iter().position(|c| c.header.is_some()) {
                 diagnostics.push(Located {
                     file: file.path.clone(),
-                    ordinal: chunk.ordinal,
+                    ordinal: ordinal as u32,
                     diagnostic: Diagnostic::new(
                         Code::Duplicate,
                         Span::default(),
@@ -446,12 +463,13 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
             layers: Vec::new(),
         };
         let mut layers_of_chunks = Vec::new();
-        for chunk in &file.chunks {
+        for (ordinal, chunk) in file.chunks.iter().enumerate() {
+            let ordinal = ordinal as u32;
             if chunk.is_member {
                 if let Some(layer) = draft.layers.last_mut() {
                     layer
                         .members
-                        .extend(chunk.members.iter().map(|m| (m, chunk.ordinal)));
+                        .extend(chunk.members.iter().map(|m| (m, ordinal)));
                     layers_of_chunks.push(Some(layer.decl.name.name.clone()));
                 } else {
                     layers_of_chunks.push(None);
@@ -465,23 +483,23 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         kind: ast::UseKind::Game(name),
                         ..
                     }) => {
-                        draft.game = Some((name.clone(), chunk.ordinal));
+                        draft.game = Some((name.clone(), ordinal));
                     }
                     ast::Item::Use(ast::Use {
                         kind: ast::UseKind::Module { path, names },
                         ..
                     }) => {
-                        draft.uses.push((path, names.as_ref(), chunk.ordinal));
+                        draft.uses.push((path, names.as_ref(), ordinal));
                     }
                     ast::Item::Layer(layer) => {
                         chunk_layer = Some(layer.name.name.clone());
                         draft.layers.push(LayerDraft {
                             decl: layer,
-                            ordinal: chunk.ordinal,
+                            ordinal,
                             members: Vec::new(),
                         });
                     }
-                    _ => draft.items.push((item, chunk.ordinal)),
+                    _ => draft.items.push((item, ordinal)),
                 }
             }
             layers_of_chunks.push(chunk_layer);
@@ -503,9 +521,15 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                 let loaded = if module_names.is_empty() {
                     "no harness modules".to_owned()
                 } else {
-                    module_names
-                        .iter()
-                        .map(|m| format!("`{m}`"))
+                    drafts
+                        .values()
+                        .map(|d| {
+                            if d.name == d.file {
+                                format!("`{}` (no `harness` header)", d.file)
+                            } else {
+                                format!("`{}` ({})", d.name, d.file)
+                            }
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
@@ -519,11 +543,10 @@ pub fn build(files: &[FileSig], sigs: &SignatureSet) -> Env {
                         path.span,
                         format!("unknown module `{text}`"),
                     )
-                    .help(did_you_mean(&text, candidates).unwrap_or_else(|| {
-                        format!(
-                            "the loaded modules are {loaded}; library modules start with `std.`"
-                        )
-                    })),
+                    .help(format!(
+                        "{}the loaded modules are {loaded}; library modules start with `std.`",
+                        did_you_mean(&text, candidates).map(|d| d + " ").unwrap_or_default()
+                    )),
                 });
             }
         }

@@ -132,7 +132,8 @@ pub struct Program {
     pub enums: Vec<EnumDef>,
     /// The declared error codes.
     pub errors: Vec<ErrorDef>,
-    /// Constants, in an order in which each only reads earlier ones.
+    /// Constants. They may read each other in any order (the checker rejects cycles), so
+    /// evaluate them on demand and memoise, or in dependency order.
     pub consts: Vec<ConstDef>,
     /// Run parameters, set with `--set name=value`.
     pub config: Vec<Param>,
@@ -178,7 +179,7 @@ pub struct ConstDef {
     pub name: String,
     /// The declared type.
     pub ty: Ty,
-    /// The value; reads only earlier constants.
+    /// The value; reads only literals, other constants and builtins.
     pub value: Body,
     /// The declaration.
     pub span: SrcSpan,
@@ -450,8 +451,8 @@ pub struct Stmt {
 /// The kinds of statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
-    /// Evaluates the value and binds the pattern (irrefutable: a binding, a record-free
-    /// wildcard...).
+    /// Evaluates the value and binds the pattern, which the checker guarantees to be
+    /// irrefutable (a binding or a wildcard).
     Let(Pattern, Expr),
     /// Writes the place. With [`AssignOp::Set`] the place gets the value; otherwise the place's
     /// current value is combined with the value (`+=` on a number adds, on a `List` appends the

@@ -32,7 +32,16 @@ pub struct Workspace {
 impl Workspace {
     /// An empty workspace.
     pub fn new(signatures: SignatureSet) -> Self {
-        let db = Database::default();
+        Self::with_database(Database::default(), signatures)
+    }
+
+    /// An empty workspace whose database records which queries execute, for tests of
+    /// incrementality (see [`Database::start_log`]).
+    pub fn with_query_log(signatures: SignatureSet) -> Self {
+        Self::with_database(Database::with_log(), signatures)
+    }
+
+    fn with_database(db: Database, signatures: SignatureSet) -> Self {
         let inputs = Inputs::new(&db, Vec::new(), Arc::new(signatures));
         Self {
             db,
@@ -98,7 +107,7 @@ impl Workspace {
             return Vec::new();
         };
         guard(path, || {
-            db::file_diagnostics(&self.db, self.inputs, file).clone()
+            db::file_diagnostics(&self.db, db::FileKey::new(&self.db, self.inputs, file)).clone()
         })
         .unwrap_or_else(|internal| vec![*internal])
     }
@@ -183,13 +192,9 @@ impl Workspace {
                         None
                     };
                     let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
-                    let key = db::CheckKey::new(db, module.to_owned(), layer_name, *chunk);
-                    checks.push((
-                        file_index as u32,
-                        *offset,
-                        layer,
-                        db::check_chunk(db, self.inputs, key),
-                    ));
+                    let key =
+                        db::CheckKey::new(db, self.inputs, module.to_owned(), layer_name, *chunk);
+                    checks.push((file_index as u32, *offset, layer, db::check_chunk(db, key)));
                 }
             }
             let placed: Vec<lower::Placed<'_>> = checks

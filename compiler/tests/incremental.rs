@@ -28,7 +28,7 @@ layer l {
 ";
 
 fn workspace() -> Workspace {
-    let mut workspace = Workspace::new(SignatureSet::default());
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
     workspace.set_file("planner.harness", PLANNER);
     workspace.set_file("other.harness", OTHER);
     workspace
@@ -62,10 +62,15 @@ fn editing_one_computed_body_rechecks_only_that_member() {
     assert_eq!(ran.get("parsed"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("chunk_signature"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
-    // The environment is recomputed but equal, so nothing that depends on it re-runs; the other
-    // file's diagnostics are reused.
-    assert_eq!(ran.get("environment"), Some(&1), "{log:#?}");
+    // The file's signatures and facts are collected again but come out equal, so neither the
+    // environment nor the whole-program checks re-run, and the other file is not looked at.
+    assert_eq!(ran.get("file_signature"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("own_keys"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("file_facts"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("environment"), None, "{log:#?}");
+    assert_eq!(ran.get("global_checks"), None, "{log:#?}");
     assert_eq!(ran.get("file_diagnostics"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 8, "no other query runs: {log:#?}");
 }
 
 #[test]

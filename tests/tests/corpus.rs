@@ -166,3 +166,42 @@ fn harnesses_check_cleanly() {
         }
     }
 }
+
+#[test]
+fn battleship_mini_lowers_to_the_expected_program() {
+    let path = root().join("../harnesses/examples/battleship_mini.harness");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut workspace = harness_compiler::Workspace::new(harness_tests::signatures());
+    workspace.set_file("battleship_mini.harness", &text);
+    let program = match workspace.program("examples.battleship_mini") {
+        Ok(program) => program,
+        Err(errors) => panic!("{}", render(&errors)),
+    };
+    let names: Vec<&str> = program.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["belief", "planning", "reflection"]);
+    assert_eq!(program.game.as_deref(), Some("battleship"));
+    let reflection = &program.layers[2];
+    assert_eq!(reflection.below.len(), 2);
+    assert_eq!(reflection.revise.len(), 1);
+    assert_eq!(program.layers[0].models.len(), 1);
+    assert_eq!(program.layers[0].handlers.len(), 2);
+    assert_eq!(program.layers[1].decide.len(), 1);
+    // Every span points at the text it was lowered from, in the file.
+    let slice = |span: harness_compiler::ir::SrcSpan| &text[span.start as usize..span.end as usize];
+    let shoot = program.actions.iter().find(|a| a.name == "shoot").map(|a| a.span);
+    assert!(shoot.is_some_and(|span| slice(span).starts_with("action shoot(cell: Cell)")));
+    let ask = program.actions.iter().find(|a| a.name == "ask");
+    assert_eq!(ask.map(|a| a.requires.len()), Some(2));
+    let best = program.computed.iter().find(|c| c.name == "best_question").map(|c| c.body.expr.span);
+    assert!(best.is_some_and(|span| slice(span).starts_with("game.questions().filter")));
+    assert_eq!(slice(reflection.span), "reflection");
+    // Ids index the arenas: each layer's members are owned by it.
+    for (index, layer) in program.layers.iter().enumerate() {
+        for id in &layer.state {
+            assert_eq!(program.state[id.index()].layer.index(), index);
+        }
+        for id in &layer.computed {
+            assert_eq!(program.computed[id.index()].layer.index(), index);
+        }
+    }
+}
