@@ -2013,23 +2013,7 @@ impl<'a> Checker<'a> {
     /// first), then any other layer (so that a read of a higher layer gets its own diagnostic).
     fn find_member(&self, name: &str) -> Option<(LayerId, &'a env::MemberEntry)> {
         let scope: &'a Scope = self.scope;
-        let lookup = |id: LayerId| {
-            scope
-                .layers
-                .get(id.index())
-                .and_then(|l| l.members.get(name))
-                .map(|e| (id, e))
-        };
-        if let Some(own) = self.layer {
-            if let Some(found) = lookup(own) {
-                return Some(found);
-            }
-            let below = scope.layers[own.index()].below.iter().rev().copied();
-            if let Some(found) = below.into_iter().find_map(lookup) {
-                return Some(found);
-            }
-        }
-        (0..scope.layers.len() as u32).map(LayerId).find_map(lookup)
+        scope.find_member(self.layer, name)
     }
 
     fn local(&self, name: &str) -> Option<LocalId> {

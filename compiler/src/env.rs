@@ -209,6 +209,36 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Finds a layer member by name, in the order name resolution uses: the layer `from` first,
+    /// then the layers it needs (nearest first), then any other layer, so that a read of a
+    /// higher layer still resolves and gets its own diagnostic.
+    pub fn find_member(
+        &self,
+        from: Option<LayerId>,
+        name: &str,
+    ) -> Option<(LayerId, &MemberEntry)> {
+        let lookup = |id: LayerId| {
+            self.layers
+                .get(id.index())
+                .and_then(|l| l.members.get(name))
+                .map(|e| (id, e))
+        };
+        if let Some(own) = from {
+            if let Some(found) = lookup(own) {
+                return Some(found);
+            }
+            let below = self
+                .layers
+                .get(own.index())
+                .into_iter()
+                .flat_map(|l| l.below.iter().rev());
+            if let Some(found) = below.copied().find_map(lookup) {
+                return Some(found);
+            }
+        }
+        (0..self.layers.len() as u32).map(LayerId).find_map(lookup)
+    }
+
     /// The layer of the given name.
     pub fn layer(&self, name: &str) -> Option<LayerId> {
         self.layers

@@ -998,28 +998,7 @@ impl<'f> ChunkView<'f> {
     /// A layer member by name, as the checker finds it: the chunk's layer, the layers it needs
     /// (nearest first), then any layer.
     fn find_member(&self, name: &str) -> Option<(LayerId, &'f crate::env::MemberEntry)> {
-        let scope = self.scope?;
-        let lookup = |id: LayerId| {
-            scope
-                .layers
-                .get(id.index())
-                .and_then(|l| l.members.get(name))
-                .map(|e| (id, e))
-        };
-        if let Some(own) = self.layer {
-            if let Some(found) = lookup(own) {
-                return Some(found);
-            }
-            let below: Vec<LayerId> = scope
-                .layers
-                .get(own.index())
-                .map(|l| l.below.iter().rev().copied().collect())
-                .unwrap_or_default();
-            if let Some(found) = below.into_iter().find_map(lookup) {
-                return Some(found);
-            }
-        }
-        (0..scope.layers.len() as u32).map(LayerId).find_map(lookup)
+        self.scope?.find_member(self.layer, name)
     }
 
     /// The builtins visible in this chunk's module: the prelude, imported library modules and
