@@ -3,7 +3,9 @@
 //! for LLM Agents in Mission-Critical Infrastructure Operations").
 
 pub mod cooling;
+pub mod game;
 pub mod grid;
+pub mod knowledge;
 pub mod numeric;
 pub mod suite;
 pub mod task;

@@ -109,3 +109,72 @@ fn the_ieee14_base_case_matches_its_published_solution() {
     );
     assert!((sol.losses - 13.4).abs() <= 0.2, "losses {} MW", sol.losses);
 }
+
+#[test]
+fn grid_days_peak_where_their_descriptions_say() {
+    use harness_mci::grid::oracle::{max_loading, recorded};
+    use harness_mci::grid::scenario::{DAYS, TRIP};
+    for day in DAYS {
+        let rec = recorded(day.id).unwrap_or_else(|| panic!("{} does not converge", day.id));
+        let peak = |steps: std::ops::Range<usize>| {
+            steps
+                .map(|s| max_loading(&rec.steps[s].1))
+                .fold(0.0, f64::max)
+        };
+        match day.peak {
+            Some((line, rho)) => {
+                let worst = rec.steps.iter().map(|(_, sol)| {
+                    let r = harness_mci::grid::oracle::loadings(sol);
+                    (r[line], r.iter().cloned().fold(0.0, f64::max))
+                });
+                let (line_peak, day_peak) =
+                    worst.fold((0.0f64, 0.0f64), |(a, b), (x, y)| (a.max(x), b.max(y)));
+                assert!(
+                    (line_peak - rho).abs() < 0.005,
+                    "{}: peak {line_peak} vs {rho}",
+                    day.id
+                );
+                assert!(
+                    (day_peak - line_peak).abs() < 1e-12,
+                    "{}: another line is worse",
+                    day.id
+                );
+            }
+            None if day.trip => {
+                assert!(
+                    peak(0..TRIP.1) < 1.0,
+                    "{} overloads before the trip",
+                    day.id
+                );
+                assert!(
+                    peak(TRIP.1..rec.steps.len()) > 1.5,
+                    "{}: the trip overloads L07",
+                    day.id
+                );
+            }
+            None => assert!(peak(0..rec.steps.len()) < 0.95, "{} overloads", day.id),
+        }
+    }
+}
+
+#[test]
+fn dc_sensitivities_predict_the_ac_response_to_redispatch() {
+    use harness_mci::grid::knowledge::ptdf;
+    use harness_mci::grid::oracle::recorded;
+    let rec = recorded("overload-4").unwrap_or_else(|| panic!("no day"));
+    let point = rec.point(900).clone();
+    let base = point.solve().unwrap_or_else(|e| panic!("{e}"));
+    let mut moved = point.clone();
+    moved.gens[2] += 10.0; // G3 at bus 3
+    let after = moved.solve().unwrap_or_else(|e| panic!("{e}"));
+    let factors = ptdf(&point.case.in_service);
+    for line in [1usize, 2, 6] {
+        let ac = after.branches[line].p_from - base.branches[line].p_from;
+        let dc = 10.0 * factors[line][2];
+        assert!(
+            (ac - dc).abs() < 0.2 * dc.abs() + 0.3,
+            "L{:02}: AC {ac} MW vs DC {dc} MW",
+            line + 1
+        );
+    }
+}

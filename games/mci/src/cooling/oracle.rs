@@ -222,8 +222,9 @@ fn meets(goal: Goal, task: &Task, r: &plant::Reading, limit: f64) -> bool {
     }
 }
 
-/// The inputs with `control` set to `value` (a power is a cap on the scheduled load, kW).
-fn with_control(mut u: Inputs, control: &str, value: f64) -> Inputs {
+/// The inputs with `control` set to `value` (a power is a cap on the scheduled load, kW); an
+/// unknown control changes nothing.
+pub fn with_control(mut u: Inputs, control: &str, value: f64) -> Inputs {
     match control {
         "pump.speed" => u.speed = value,
         "valve.opening" => u.valve = value,

@@ -293,8 +293,8 @@ pub fn signals() -> Vec<SignalSpec> {
     out
 }
 
-/// The exact value of one signal.
-fn value_of(spec: &SignalSpec, u: &Inputs, r: &plant::Reading) -> f64 {
+/// The exact value of one signal under inputs `u` with readings `r`.
+pub fn value_of(spec: &SignalSpec, u: &Inputs, r: &plant::Reading) -> f64 {
     let plate = || {
         spec.name
             .split_once('.')
@@ -318,5 +318,51 @@ fn value_of(spec: &SignalSpec, u: &Inputs, r: &plant::Reading) -> f64 {
         "T_junction" => r.t_junction[plate()],
         "R" => u.resistance[plate()] / 1e11,
         other => unreachable!("no cooling signal family `{other}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn max_of(table: &Telemetry, family: &str, from: i64) -> f64 {
+        table
+            .signals
+            .iter()
+            .zip(&table.values)
+            .filter(|(s, _)| s.family() == family)
+            .flat_map(|(_, column)| {
+                table
+                    .times
+                    .iter()
+                    .zip(column)
+                    .filter(move |(t, _)| **t >= from)
+                    .map(|(_, v)| *v)
+            })
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    #[test]
+    fn scenarios_replay_exactly_and_faults_show_where_described() {
+        let record = |id| {
+            let s = Scenario::new(id).unwrap_or_else(|| panic!("{id}"));
+            s.record(&s.simulate())
+        };
+        assert_eq!(record("blocked-plate"), record("blocked-plate"));
+        for id in ["normal-a", "normal-b"] {
+            assert!(
+                max_of(&record(id), "T_out", 0) < 45.0,
+                "{id} breaks the outlet limit"
+            );
+        }
+        let blocked = record("blocked-plate");
+        assert!(blocked.value("T_out.07", 295).unwrap_or(0.0) < 45.0);
+        assert!(blocked.value("T_out.07", 900).unwrap_or(0.0) > 55.0);
+        let worn = record("pump-degradation");
+        assert_eq!(worn.value("pump.head", 1200), Some(130.0));
+        assert!(worn.value("flow.loop", 1200) < worn.value("flow.loop", 200));
+        let hot = record("migrating-hotspot");
+        assert!(hot.value("power.12", 600) > hot.value("power.12", 400));
+        assert!(max_of(&record("rack-overload"), "T_out", 600) > 45.0);
     }
 }

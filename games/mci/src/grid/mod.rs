@@ -2,5 +2,7 @@
 
 pub mod case14;
 pub mod flow;
+pub mod knowledge;
 pub mod oracle;
 pub mod scenario;
+pub mod twin;
