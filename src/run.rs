@@ -326,10 +326,20 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                         .iter()
                         .map(|c| c.accounting.latency_ms)
                         .sum();
+                    // The simulated model's figures are a test instrument's, never a model's.
+                    let simulated = result
+                        .llm_calls
+                        .iter()
+                        .any(|c| c.accounting.provider == "sim");
                     let _ = writeln!(
                         out,
-                        "llm calls: {} ({ok} ok), {latency} ms in total",
-                        result.llm_calls.len()
+                        "llm calls: {} ({ok} ok), {latency} ms in total{}",
+                        result.llm_calls.len(),
+                        if simulated {
+                            " (simulated model: a test instrument, not a model's figures)"
+                        } else {
+                            ""
+                        }
                     );
                 }
             }
