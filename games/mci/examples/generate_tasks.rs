@@ -1081,6 +1081,23 @@ fn absolutize(domain: Domain, task: &mut Task) {
     }
 }
 
+/// An Act task states which control it moves, as its prompt does: `pump.speed`,
+/// `valve.opening` or `power.NN` for cooling; `redispatch` (at a generator the agent picks) or
+/// `vset` (a generator's voltage setpoint) for the grid.
+fn name_control(domain: Domain, task: &mut Task) {
+    if !task.class.act {
+        return;
+    }
+    let control = match domain {
+        Domain::Cooling => {
+            harness_mci::cooling::oracle::control_of(task).unwrap_or_else(|e| panic!("{e}"))
+        }
+        Domain::Grid if task.method.starts_with("raise_voltage") => "vset".to_owned(),
+        Domain::Grid => "redispatch".to_owned(),
+    };
+    task.args.insert("control".into(), Arg::Str(control));
+}
+
 /// A set question's `limit` is a hint: the limit used is the middle of the widest gap
 /// between the current readings within a window around it, so no reading sits near it.
 fn gap_limit(domain: Domain, task: &mut Task) {
@@ -1221,7 +1238,10 @@ fn table(domain: Domain, families: Vec<Family>) -> String {
             let mut task = draft(family, cand);
             absolutize(domain, &mut task);
             match validate(domain, &mut task) {
-                Ok(()) => kept.push(task),
+                Ok(()) => {
+                    name_control(domain, &mut task);
+                    kept.push(task)
+                }
                 Err(why) => eprintln!("skip {} {} {}: {why}", family.name, cand.0, cand.1),
             }
         }

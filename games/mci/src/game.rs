@@ -115,7 +115,7 @@ const COMMON: [Tool; 11] = [
         "read_model",
         4,
         "fn read_model(component: String)",
-        "Read a component of the physical model: parameters and governing equations; answered by `model`.",
+        "Read a component of the physical model: parameters and governing equations; answered by `physics`.",
     ),
 ];
 
@@ -224,6 +224,16 @@ impl GameKind for Mci {
                 "game.task_text(\"signal\")",
             )
             .query(
+                "fn family_of(signal: String) -> String",
+                "The family part of a signal name: `T_out` for `T_out.07`, `rho` for `rho.L03`.",
+                "game.family_of(\"T_out.07\") == \"T_out\"",
+            )
+            .query(
+                "fn target_of(signal: String) -> String",
+                "The target part of a signal name: `07` for `T_out.07`; empty for `T_supply`.",
+                "game.target_of(\"rho.L03\") == \"L03\"",
+            )
+            .query(
                 "tool_calls_left: Int",
                 "Tool calls left before the task must be answered.",
                 "game.tool_calls_left > 0",
@@ -265,7 +275,7 @@ impl GameKind for Mci {
             "Alarms raised: when, on which signal, and what kind.",
         )
         .observation(
-            "fn model(component: String, text: String, keys: List<String>, values: List<Float>)",
+            "fn physics(component: String, text: String, keys: List<String>, values: List<Float>)",
             "A model component: equations as prose and parameters as named numbers.",
         )
         .observation(
@@ -605,7 +615,7 @@ impl Episode {
                     };
                     format!("no model component `{component}`; the components are {known}")
                 })?;
-                doc_obs("model", &component, doc)
+                doc_obs("physics", &component, doc)
             }
             "simulate" => {
                 let rec = cooling::oracle::recorded(&self.task.scenario).ok_or("no scenario")?;
@@ -740,7 +750,7 @@ impl Game for Episode {
     fn query(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let arg = || match args.first() {
             Some(Value::Str(s)) => Ok(s.to_string()),
-            _ => Err(format!("`{name}` takes the argument's name as a String")),
+            _ => Err(format!("`{name}` takes one String argument")),
         };
         let t = self.task;
         Ok(match name {
@@ -756,6 +766,11 @@ impl Game for Episode {
             "task_text" => t
                 .text(&arg()?)
                 .map_or(Value::none(), |s| Value::some(Value::str(s))),
+            "family_of" => {
+                let name = arg()?;
+                Value::str(name.split_once('.').map_or(name.as_str(), |(f, _)| f))
+            }
+            "target_of" => Value::str(arg()?.split_once('.').map_or("", |(_, t)| t)),
             "tool_calls_left" => Value::Int((BUDGET - self.calls).max(0)),
             "tool_calls_used" => Value::Int(self.calls),
             other => {
