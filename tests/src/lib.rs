@@ -24,6 +24,11 @@ pub fn signatures() -> SignatureSet {
     set.game(harness_runtime::GameKind::bindings(
         &harness_search::LineSearch,
     ));
+    for domain in harness_mci::suite::Domain::ALL {
+        set.game(harness_runtime::GameKind::bindings(
+            &harness_mci::game::Mci(domain),
+        ));
+    }
     set
 }
 

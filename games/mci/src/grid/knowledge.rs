@@ -5,7 +5,9 @@
 use super::case14::{BRANCHES, BUSES, GENS};
 use super::flow::{N_BRANCH, N_BUS};
 use super::oracle::branch_limits;
-use super::scenario::{GEN_BUSES, GEN_PMAX, SOLAR_PEAK, UNSENSED, bus_name, line_name};
+use super::scenario::{
+    GEN_BUSES, GEN_PMAX, SOLAR_PEAK, bus_name, line_name, load_shape, sun_shape,
+};
 use crate::knowledge::Doc;
 use crate::numeric::solve_dense;
 
@@ -42,15 +44,23 @@ pub fn manual(topic: &str) -> Option<Doc> {
                  259 MW, losses 13.4 MW, slack (G1) about 232 MW, G2 40 MW, condensers G3-G5 at \
                  0 MW. Daily pattern: loads follow 0.8 + 0.2 sin(2 pi (h - 9) / 24) of their \
                  peak (60% at 03:00, 100% at 15:00); G2 follows the same shape; the 30 MW solar \
-                 unit G6 at bus 6 follows the sun from 06:00 to 18:00. Buses 07, 12 and 14 have \
-                 no voltage sensor; their design-case voltages are given.",
+                 unit G6 at bus 6 follows the sun from 06:00 to 18:00. The hourly tables give the \
+                 load shape (`shape.hHH`, fraction of peak) and the clear-sky solar shape \
+                 (`sun.hHH`, fraction of 30 MW) at each hour 00-24; interpolate between hours. \
+                 Design-case bus voltages are given for every bus (buses 07, 12 and 14 have no \
+                 voltage sensor).",
             )
             .with("load_peak_mw", BUSES.iter().map(|b| b.pd).sum())
             .with("losses_mw", 13.4)
             .with("g2_mw", GENS[1].pg)
             .with("solar_peak_mw", SOLAR_PEAK);
-            for &b in &UNSENSED {
-                doc = doc.with(&format!("v.{}", bus_name(b)), BUSES[b - 1].vm);
+            for bus in &BUSES {
+                doc = doc.with(&format!("v.{}", bus_name(bus.id)), bus.vm);
+            }
+            for hour in 0..=24 {
+                doc = doc
+                    .with(&format!("shape.h{hour:02}"), load_shape(hour * 60))
+                    .with(&format!("sun.h{hour:02}"), sun_shape(hour * 60));
             }
             for bus in BUSES.iter().filter(|b| b.pd > 0.0) {
                 doc = doc.with(&format!("peak.load.{}", bus_name(bus.id)), bus.pd);
