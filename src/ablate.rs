@@ -294,6 +294,12 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         machines.push(machine);
     }
 
+    // Every LLM setting is checked (and the server probed) before the folder is made.
+    let llm = args.llm.setup(&program)?;
+    for warning in llm.iter().flat_map(|setup| setup.warnings()) {
+        eprintln!("warning: {warning}");
+    }
+
     let folder = match folder {
         Some(folder) => folder,
         None => {
@@ -351,12 +357,11 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         .num_threads(args.jobs.unwrap_or(0))
         .build()
         .map_err(|error| format!("cannot start the worker threads: {error}"))?;
-    let client = args.llm.client()?;
     let written: Result<(), String> = pool.install(|| {
         pending.par_iter().try_for_each(|(stack, instance, seed)| {
             let name = &stack_specs[*stack].0.name;
             // One host per game: its per-game budget counts this game's calls only.
-            let host = crate::llm_args::host(&client);
+            let host = crate::llm_args::host(&llm, u64::from(*seed));
             let host = host.as_ref().map(|h| h as &dyn LlmHost);
             let (record, trace, calls) = play(
                 &machines[*stack],

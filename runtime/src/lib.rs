@@ -60,6 +60,7 @@ pub use event::{Event, EventKind, Phase, to_json_lines};
 pub use game::{Effect, Game, GameKind, Observation};
 pub use llm::{
     LlmAccounting, LlmAnswer, LlmCall, LlmCallLog, LlmFailureInfo, LlmFailureKind, LlmHost,
+    LlmMessage,
 };
 pub use machine::{Limits, Machine, Switches};
 pub use native::{NativeCtx, NativeError, NativeFn, Natives};
