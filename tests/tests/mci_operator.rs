@@ -57,28 +57,16 @@ fn every_level_answers_and_only_k5_simulates() {
         let tasks: Vec<_> = domain.tasks().iter().filter(|t| t.index() == 0).collect();
         assert_eq!(tasks.len(), 12);
         for task in tasks {
-            for level in 0..LEVELS.len() {
+            for (level, name) in LEVELS.iter().enumerate() {
                 let result = run(&program, domain, level, &task.id);
-                assert_eq!(
-                    result.end,
-                    EndReason::GameOver,
-                    "{} at {}: {:?}",
-                    task.id,
-                    LEVELS[level],
-                    result.error
-                );
-                assert_eq!(
-                    result.metrics["answered"],
-                    Value::Bool(true),
-                    "{} at {}",
-                    task.id,
-                    LEVELS[level]
-                );
+                let at = format!("{} at {name}", task.id);
+                assert_eq!(result.end, EndReason::GameOver, "{at}: {:?}", result.error);
+                assert_eq!(result.metrics["answered"], Value::Bool(true), "{at}");
                 let simulated = result.events.iter().any(|e| {
                     matches!(&e.kind, EventKind::Effect { name, .. } if SIMULATORS.contains(&name.as_str()))
                 });
                 if level < 4 {
-                    assert!(!simulated, "{} at {} simulated", task.id, LEVELS[level]);
+                    assert!(!simulated, "{at} simulated");
                 }
             }
         }
