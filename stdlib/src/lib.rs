@@ -11,3 +11,6 @@ pub mod stats;
 
 /// Ablation summaries: per-stack rows, marginals and the heavy-lifting verdict.
 pub mod ablation;
+
+/// Task-aware provisioning over a level sweep: the task-to-level map and the policies.
+pub mod provision;
