@@ -508,7 +508,7 @@ mod tests {
                         score: ((t + level + seed as usize) % 3) as f64 / 2.0,
                         cost: 10.0 * level as f64,
                         tool_calls: 1.0,
-                        self_check: (t + seed as usize) % 3 != 0,
+                        self_check: !(t + seed as usize).is_multiple_of(3),
                     });
                 }
             }
