@@ -317,6 +317,11 @@ codes! {
         example: "layer a needs b {}\nlayer b needs a {}",
         fix: "Remove one of the `needs`.";
 
+    UngatedEffect = "E0508", Error, "gated effect not provided to the layer",
+        explanation: "A game can gate some of its effects (the tools of a provisioning level, for example). A layer may emit a gated effect only if it, or a layer it needs, declares it with `uses game.<effect>`; switching that layer off then takes the effect away, so a stack without it cannot reach the tool. This makes 'this level cannot simulate' a checked property rather than a convention.",
+        example: "use game cooling\nlayer k3 {\n  action roll() { emit game.simulate(60, [], [], []) }\n}",
+        fix: "Declare the effect on the layer that provides it (`layer k5 needs k4 uses game.simulate { ... }`) and emit it from that layer or one that needs it.";
+
     EmitOutsideAction = "E0601", Error, "`emit` outside an action",
         explanation: "Effects are sent to the game only by actions; handlers and revise blocks only patch state.",
         example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",

@@ -144,6 +144,8 @@ pub struct LayerInfo {
     pub below: BTreeSet<LayerId>,
     /// Its members by name.
     pub members: BTreeMap<String, MemberEntry>,
+    /// The gated game effects it provides (`uses game.e`), by name.
+    pub uses: BTreeSet<String>,
     /// Where its name is written.
     pub at: Location,
 }
@@ -1091,6 +1093,29 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 }
             }
             let layer_name = layer.decl.name.name.clone();
+            let mut uses = BTreeSet::new();
+            let effects: Vec<&str> = scope
+                .game
+                .iter()
+                .flat_map(|g| g.effects.iter().map(|e| e.name.as_str()))
+                .collect();
+            for used in &layer.decl.uses {
+                if effects.contains(&used.name.as_str()) {
+                    uses.insert(used.name.clone());
+                } else {
+                    report(
+                        file,
+                        layer.ordinal,
+                        Diagnostic::new(
+                            Code::UnknownEffect,
+                            used.span,
+                            format!("`uses game.{}`: the game has no such effect", used.name),
+                        )
+                        .maybe_help(did_you_mean(&used.name, effects.iter().copied())),
+                        own,
+                    );
+                }
+            }
             let mut members = BTreeMap::new();
             let mut sink = Vec::new();
             for (member, ordinal) in &layer.members {
@@ -1206,6 +1231,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 needs,
                 below,
                 members,
+                uses,
                 at: Location {
                     file: file.to_owned(),
                     ordinal: layer.ordinal,

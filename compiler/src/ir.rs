@@ -341,6 +341,8 @@ pub struct Layer {
     pub needs: Vec<LayerId>,
     /// Every layer it needs, directly or transitively, in dependency order.
     pub below: Vec<LayerId>,
+    /// The gated game effects it provides (`uses game.e`), sorted.
+    pub uses: Vec<String>,
     /// Its state slots, in declaration order.
     pub state: Vec<StateId>,
     /// Its tunables.

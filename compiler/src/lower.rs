@@ -46,6 +46,7 @@ pub fn assemble(
             name: info.name.clone(),
             needs: info.needs.clone(),
             below: info.below.iter().copied().collect(),
+            uses: info.uses.iter().cloned().collect(),
             state: Vec::new(),
             tunables: Vec::new(),
             computed: Vec::new(),

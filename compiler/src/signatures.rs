@@ -166,6 +166,9 @@ pub struct GameSig {
     pub effects: Vec<MessageSig>,
     /// Observations the game sends back.
     pub observations: Vec<MessageSig>,
+    /// Gated effects: only a layer that declares `uses game.<name>`, or a layer that needs
+    /// one, may emit them (a level of a provisioning ladder, for example).
+    pub gated: Vec<String>,
     /// Signature strings that failed to parse (a bug in the bindings, reported as an internal
     /// error by the checker).
     pub problems: Vec<String>,
@@ -358,6 +361,15 @@ impl GameSig {
         match parse_message(sig, doc) {
             Ok(message) => self.effects.push(message),
             Err(problem) => self.problems.push(problem),
+        }
+        self
+    }
+
+    /// Gates the effect `name`: only layers that `uses game.<name>` (or need one that does)
+    /// may emit it.
+    pub fn gate(&mut self, name: &str) -> &mut Self {
+        if !self.gated.iter().any(|g| g == name) {
+            self.gated.push(name.to_owned());
         }
         self
     }

@@ -104,7 +104,7 @@ pub enum Item {
     Fn(FnDecl),
     /// `error CODE = "message"`: a declared failure code for `requires ... else fail CODE`.
     Error(ErrorDecl),
-    /// `layer name needs a, b { members }`.
+    /// `layer name needs a, b uses game.e { members }`.
     Layer(Layer),
     /// `llm name(params) -> Reply where ... { system "..." user "..." }`: an LLM effect.
     Llm(LlmDecl),
@@ -338,6 +338,9 @@ pub struct Layer {
     pub name: Ident,
     /// The layers it builds on (`needs a, b`).
     pub needs: Vec<Ident>,
+    /// The gated game effects it provides (`uses game.simulate, game.read_series`): the names
+    /// after `game.`.
+    pub uses: Vec<Ident>,
     /// The members in source order.
     pub members: Vec<Member>,
     /// The whole item.

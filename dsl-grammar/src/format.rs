@@ -1061,6 +1061,11 @@ impl<'t> Printer<'t> {
             head.push_str(" needs ");
             head.push_str(&needs.join(", "));
         }
+        if !it.uses.is_empty() {
+            let uses: Vec<String> = it.uses.iter().map(|u| format!("game.{}", u.name)).collect();
+            head.push_str(" uses ");
+            head.push_str(&uses.join(", "));
+        }
         head.push(' ');
         let close = it.span.end.saturating_sub(1);
         let body = self.vblock(&it.members, close, Member::span, |p, m| p.member(m));

@@ -67,6 +67,8 @@ pub enum TokenKind {
     KwLayer,
     /// `needs`
     KwNeeds,
+    /// `uses`
+    KwUses,
     /// `state`
     KwState,
     /// `tunable`
@@ -204,6 +206,7 @@ const KEYWORDS: &[(&str, TokenKind)] = &[
     ("error", TokenKind::KwError),
     ("layer", TokenKind::KwLayer),
     ("needs", TokenKind::KwNeeds),
+    ("uses", TokenKind::KwUses),
     ("state", TokenKind::KwState),
     ("tunable", TokenKind::KwTunable),
     ("computed", TokenKind::KwComputed),

@@ -863,7 +863,7 @@ impl<'t> Parser<'t> {
         })
     }
 
-    /// `layer = "layer" ident ("needs" ident,+)? "{" member* "}"`
+    /// `layer = "layer" ident ("needs" ident,+)? ("uses" "game" "." ident,+)? "{" member* "}"`
     fn parse_layer(&mut self, docs: Docs) -> PResult<Layer> {
         let start = self.bump().span.start;
         let name = self.expect_ident("the layer's name", "after `layer`")?;
@@ -872,6 +872,17 @@ impl<'t> Parser<'t> {
             needs.push(self.expect_ident("a layer name", "after `needs`")?);
             while self.eat(K::Comma) {
                 needs.push(self.expect_ident("a layer name", "after `,` in `needs`")?);
+            }
+        }
+        let mut uses = Vec::new();
+        if self.eat(K::KwUses) {
+            loop {
+                self.expect(K::KwGame, "in `uses game.<effect>`")?;
+                self.expect(K::Dot, "after `game` in `uses`")?;
+                uses.push(self.expect_ident("an effect name", "after `game.` in `uses`")?);
+                if !self.eat(K::Comma) {
+                    break;
+                }
             }
         }
         self.expect(K::LBrace, "to open the layer's body")?;
@@ -893,6 +904,7 @@ impl<'t> Parser<'t> {
             docs,
             name,
             needs,
+            uses,
             members,
             span: self.span_from(start),
         })

@@ -4,7 +4,7 @@ use harness_grammar::{Span, ast};
 
 use super::{Block, Checker, ChunkCheck, Ctx, Lowered, NodeKind, method_call, rel};
 use crate::codes::Code;
-use crate::diagnostic::did_you_mean;
+use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{self, MemberDef};
 use crate::ir;
 use crate::symbol::GameKind;
@@ -231,6 +231,55 @@ impl Checker<'_> {
             }
             ast::Member::Invalid(_) => {}
         }
+    }
+
+    /// Reports an emit of a gated effect from a layer that is not provided with it: neither it
+    /// nor a layer it needs declares `uses game.<name>`.
+    pub(super) fn check_gate(&mut self, name: &ast::Ident) {
+        let gated = self
+            .scope
+            .game
+            .as_ref()
+            .is_some_and(|g| g.gated.iter().any(|e| e == &name.name));
+        if !gated {
+            return;
+        }
+        let provides = |layer: &env::LayerInfo| layer.uses.contains(&name.name);
+        let (provided, layer) = match self.current_layer() {
+            Some(own) => (
+                provides(own)
+                    || own
+                        .below
+                        .iter()
+                        .filter_map(|id| self.scope.layers.get(id.index()))
+                        .any(provides),
+                Some(own.name.clone()),
+            ),
+            None => (false, None),
+        };
+        if provided {
+            return;
+        }
+        let effect = &name.name;
+        let (message, help) = match layer {
+            Some(own) => (
+                format!(
+                    "layer `{own}` emits `game.{effect}`, which the game gates, but neither it nor a layer it needs declares `uses game.{effect}`"
+                ),
+                format!(
+                    "add `uses game.{effect}` to the layer that provides this tool (`layer {own} ... uses game.{effect} {{`), or emit it from a layer that needs one that does"
+                ),
+            ),
+            None => (
+                format!("`game.{effect}` is gated: only a layer that uses it may emit it"),
+                "move the action into a layer that declares `uses game.{effect}`".to_owned(),
+            ),
+        };
+        self.push(
+            Diagnostic::new(Code::UngatedEffect, name.span, message)
+                .primary("gated effect")
+                .help(help),
+        );
     }
 
     /// Looks up `game.name` as an effect (`effect`) or an observation, reporting problems.

@@ -74,6 +74,7 @@ impl Checker<'_> {
                     })?;
                 let _ = base;
                 let params = self.message(name, true)?;
+                self.check_gate(name);
                 let args = self.args(&params, args, expr.span, &format!("effect `{}`", name.name));
                 ir::StmtKind::Emit {
                     effect: name.name.clone(),

@@ -243,8 +243,13 @@ impl GameKind for Mci {
                 "Tool calls made so far.",
                 "game.tool_calls_used",
             );
+        // Every tool above K1 is gated: a layer reaches it only through `uses game.<tool>`, so
+        // the level a stack provides is checked by the compiler.
         for t in tools(domain) {
             sig.effect(t.sig, t.doc);
+            if t.level > 1 {
+                sig.gate(t.name);
+            }
         }
         sig.observation(
             "fn accepted(kind: String)",
