@@ -157,6 +157,7 @@ fn counter(extra: Expr) -> Arc<Program> {
             name: "base".into(),
             needs: vec![],
             below: vec![],
+            uses: vec![],
             state: vec![StateId(0), StateId(1), StateId(2)],
             tunables: vec![],
             computed: vec![ComputedId(0), ComputedId(1), ComputedId(2)],
