@@ -180,6 +180,7 @@ fn generate(seed: u64) -> Arc<Program> {
             name: format!("l{i}"),
             needs,
             below,
+            uses: vec![],
             state: vec![StateId(i as u32)],
             tunables: vec![],
             computed: own,
