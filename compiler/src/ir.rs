@@ -225,6 +225,9 @@ pub struct LlmEnum {
     pub enum_id: EnumId,
     /// Its variant names, in declaration order.
     pub variants: Vec<String>,
+    /// The variants the reply may take, in declaration order: all of them, or the subset of a
+    /// `where field in {A, B}` bound.
+    pub allowed: Vec<String>,
 }
 
 /// One field of a record reply.
@@ -234,7 +237,8 @@ pub struct LlmField {
     pub name: String,
     /// Its kind.
     pub kind: LlmFieldKind,
-    /// The `where` bound of a numeric field.
+    /// The `where` range of a numeric field (of the number inside an optional field, or of each
+    /// item of a list of numbers).
     pub range: Option<Range>,
 }
 
@@ -251,6 +255,19 @@ pub enum LlmFieldKind {
     String,
     /// One of an enum's unit variants.
     Enum(LlmEnum),
+    /// `Option<T>`: the value, or `None` when the reply leaves the key out or gives `null`.
+    Optional(Box<LlmFieldKind>),
+    /// `List<T>`: between `min_len` and `max_len` items (the item's `len` bound is mandatory).
+    List {
+        /// The kind of every item.
+        item: Box<LlmFieldKind>,
+        /// The fewest items.
+        min_len: u32,
+        /// The most items.
+        max_len: u32,
+    },
+    /// A record: a JSON object with these fields, in declaration order.
+    Record(Vec<LlmField>),
 }
 
 /// An enum type and its variants.

@@ -299,7 +299,7 @@ pub struct LlmDecl {
     pub params: Vec<TypedParam>,
     /// The reply type: a record type of scalar fields, or an enum of unit variants.
     pub reply: TypeExpr,
-    /// The `where field in lo..=hi` bounds of numeric reply fields.
+    /// The `where` bounds: numeric ranges, list lengths and enum subsets of reply fields.
     pub bounds: Vec<LlmBound>,
     /// The `system "..."` template.
     pub system: StringLit,
@@ -309,15 +309,28 @@ pub struct LlmDecl {
     pub span: Span,
 }
 
-/// One `field in lo..=hi` bound of an `llm` item's `where` clause.
+/// One bound of an `llm` item's `where` clause: `field in lo..=hi` (a number's range),
+/// `field len in lo..=hi` (a list's length) or `field in {A, B}` (an enum restricted to some of
+/// its variants). The field may be a path into the items of a list of records: `steps.tool`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LlmBound {
-    /// The reply field.
-    pub field: Ident,
-    /// The allowed range.
-    pub range: RangeExpr,
+    /// The reply field, then the fields of its items or nested records.
+    pub path: Vec<Ident>,
+    /// What the bound allows.
+    pub kind: LlmBoundKind,
     /// The whole bound.
     pub span: Span,
+}
+
+/// What a `where` bound allows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum LlmBoundKind {
+    /// `in lo..=hi`: the field's numeric range.
+    Range(RangeExpr),
+    /// `len in lo..=hi`: the number of items of a list field.
+    Len(RangeExpr),
+    /// `in {A, B}`: the variants an enum field may take.
+    Variants(Vec<Ident>),
 }
 
 /// A string literal with its unescaped value.

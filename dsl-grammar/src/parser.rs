@@ -786,14 +786,7 @@ impl<'t> Parser<'t> {
         if self.at_word("where") {
             self.bump();
             loop {
-                let field = self.expect_ident("a reply field", "in the `where` clause")?;
-                self.expect(K::KwIn, "after the field of a `where` bound")?;
-                let range = self.parse_range()?;
-                bounds.push(LlmBound {
-                    span: field.span.to(range.span),
-                    field,
-                    range,
-                });
+                bounds.push(self.parse_llm_bound()?);
                 if !self.eat(K::Comma) {
                     break;
                 }
@@ -812,6 +805,42 @@ impl<'t> Parser<'t> {
             system,
             user,
             span: self.span_from(start),
+        })
+    }
+
+    /// `bound = ident ("." ident)* ("len" "in" range | "in" ("{" ident,+ "}" | range))`
+    fn parse_llm_bound(&mut self) -> PResult<LlmBound> {
+        let first = self.expect_ident("a reply field", "in the `where` clause")?;
+        let start = first.span;
+        let mut path = vec![first];
+        while self.eat(K::Dot) {
+            path.push(self.expect_ident("a field of the items", "after `.` in a `where` bound")?);
+        }
+        let kind = if self.at_word("len") {
+            self.bump();
+            self.expect(K::KwIn, "after `len` in a `where` bound")?;
+            LlmBoundKind::Len(self.parse_range()?)
+        } else {
+            self.expect(K::KwIn, "after the field of a `where` bound")?;
+            if self.at(K::LBrace) {
+                self.bump();
+                let mut variants = Vec::new();
+                while !self.at(K::RBrace) {
+                    variants.push(self.expect_ident("a variant", "in the set of a `where` bound")?);
+                    if !self.eat(K::Comma) {
+                        break;
+                    }
+                }
+                self.expect(K::RBrace, "to close the set of variants")?;
+                LlmBoundKind::Variants(variants)
+            } else {
+                LlmBoundKind::Range(self.parse_range()?)
+            }
+        };
+        Ok(LlmBound {
+            path,
+            kind,
+            span: self.span_from(start.start),
         })
     }
 
