@@ -387,6 +387,11 @@ codes! {
         example: "enum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{question}\" }",
         fix: "Use a declared parameter's name, `{schema}`, or double the braces.";
 
+    LlmRetry = "E0616", Error, "invalid `retry` of an LLM effect",
+        explanation: "`retry N with \"...\"` asks the model again, in the same conversation, after a reply that is malformed, breaks its type or bounds, or fails an `ensure`. `N` is a literal from 1 to 5: each retry is a call against the game's budget, and a bound keeps a turn's cost known. In the feedback template, `{error}` is what was wrong with the last reply; the item's parameters and `{schema}` work as in the prompts.",
+        example: "type Reply = { n: Int }\nllm ask() -> Reply retry 9 with \"Wrong: {error}\" { system \"{schema}\" user \"go\" }",
+        fix: "Write a number of retries from 1 to 5.";
+
     LlmListLength = "E0615", Error, "list field of an LLM reply without a length bound",
         explanation: "A `List` field of an LLM reply needs a `where field len in lo..=hi` bound: the model writes the list, and without a bound a reply could be any length. The bound also goes into the generated `{schema}` and the JSON Schema sent to the provider; a reply with too few or too many items is an `OutOfRange` failure.",
         example: "type Step = { tool: String }\ntype Plan = { steps: List<Step> }\nllm plan(task: String) -> Plan { system \"{schema}\" user \"{task}\" }",

@@ -201,12 +201,39 @@ pub struct LlmDef {
     pub reply: Ty,
     /// The reply type as data, for validation by the host.
     pub shape: LlmShape,
+    /// The `ensure` checks of a typed reply, in order.
+    pub ensures: Vec<LlmEnsure>,
+    /// `retry N with "..."`.
+    pub retry: Option<LlmRetry>,
     /// The `LlmResult<Reply>` enum the call's value belongs to.
     pub result_enum: EnumId,
     /// The [`LLM_FAILURE_ENUM`] enum.
     pub failure_enum: EnumId,
     /// The declaration.
     pub span: SrcSpan,
+}
+
+/// The most further attempts a `retry` may ask for.
+pub const MAX_LLM_RETRIES: u32 = 5;
+
+/// One `ensure` of an `llm` item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmEnsure {
+    /// The condition; local 0 is the typed reply, then come the item's parameters.
+    pub condition: Body,
+    /// What a failure says (the `else` text, or one naming the condition).
+    pub message: String,
+    /// The clause.
+    pub span: SrcSpan,
+}
+
+/// `retry N with "..."` of an `llm` item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmRetry {
+    /// Further attempts after the first, at most [`MAX_LLM_RETRIES`].
+    pub count: u32,
+    /// The feedback template: `{error}` is what was wrong, plus the item's placeholders.
+    pub feedback: String,
 }
 
 /// The shape of an LLM reply: what the host validates the model's JSON against.

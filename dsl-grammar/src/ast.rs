@@ -301,6 +301,10 @@ pub struct LlmDecl {
     pub reply: TypeExpr,
     /// The `where` bounds: numeric ranges, list lengths and enum subsets of reply fields.
     pub bounds: Vec<LlmBound>,
+    /// The `ensure` checks a typed reply must pass, in order.
+    pub ensures: Vec<LlmEnsure>,
+    /// `retry N with "..."`: further attempts after an unusable reply.
+    pub retry: Option<LlmRetry>,
     /// The `system "..."` template.
     pub system: StringLit,
     /// The `user "..."` template.
@@ -319,6 +323,30 @@ pub struct LlmBound {
     /// What the bound allows.
     pub kind: LlmBoundKind,
     /// The whole bound.
+    pub span: Span,
+}
+
+/// `ensure expr else "message"`: a condition on the typed reply (named `reply`, with the item's
+/// parameters in scope) that must hold, or the reply is `LlmFailure.Invalid`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmEnsure {
+    /// The condition, a `Bool`.
+    pub condition: Expr,
+    /// What a retry tells the model when the condition fails.
+    pub message: Option<StringLit>,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// `retry N with "...{error}..."`: up to `N` further attempts in the same conversation, each
+/// after the model is shown the template with `{error}` replaced by what was wrong.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmRetry {
+    /// `N`, a literal (checked to be at most 5).
+    pub count: Expr,
+    /// The feedback template.
+    pub feedback: StringLit,
+    /// The whole clause.
     pub span: Span,
 }
 

@@ -1046,6 +1046,33 @@ impl<'t> Printer<'t> {
                 }
             }
             head.push(indent(bounds));
+        }
+        for ensure in &it.ensures {
+            let mut clause = vec![
+                Doc::Line,
+                text("ensure "),
+                self.expr(&ensure.condition, true),
+            ];
+            if let Some(message) = &ensure.message {
+                clause.push(text(format!(
+                    " else {}",
+                    self.literal(message.span, K::String)
+                )));
+            }
+            head.push(indent(clause));
+        }
+        if let Some(retry) = &it.retry {
+            head.push(indent(vec![
+                Doc::Line,
+                text("retry "),
+                self.operand(&retry.count, PREC_SUM, false),
+                text(format!(
+                    " with {}",
+                    self.literal(retry.feedback.span, K::String)
+                )),
+            ]));
+        }
+        if !it.bounds.is_empty() || !it.ensures.is_empty() || it.retry.is_some() {
             head.push(Doc::Line);
         } else {
             head.push(text(" "));

@@ -792,6 +792,39 @@ impl<'t> Parser<'t> {
                 }
             }
         }
+        let mut ensures = Vec::new();
+        while self.at_word("ensure") {
+            let start = self.bump().span.start;
+            let condition = self.parse_expr(true)?;
+            let message =
+                if self.eat(K::KwElse) {
+                    Some(self.parse_string_lit(
+                        "the message of the `ensure` as a string",
+                        "after `else`",
+                    )?)
+                } else {
+                    None
+                };
+            ensures.push(LlmEnsure {
+                condition,
+                message,
+                span: self.span_from(start),
+            });
+        }
+        let retry = if self.at_word("retry") {
+            let start = self.bump().span.start;
+            let count = self.parse_sum(false)?;
+            self.expect(K::KwWith, "after the number of retries")?;
+            let feedback =
+                self.parse_string_lit("the retry's feedback as a string", "after `with`")?;
+            Some(LlmRetry {
+                count,
+                feedback,
+                span: self.span_from(start),
+            })
+        } else {
+            None
+        };
         self.expect(K::LBrace, "to open the LLM effect's prompt")?;
         let system = self.parse_template("system")?;
         let user = self.parse_template("user")?;
@@ -802,6 +835,8 @@ impl<'t> Parser<'t> {
             params,
             reply,
             bounds,
+            ensures,
+            retry,
             system,
             user,
             span: self.span_from(start),
@@ -849,6 +884,18 @@ impl<'t> Parser<'t> {
     fn at_word(&self, word: &str) -> bool {
         let tok = self.tok();
         tok.kind == K::Ident && &self.text[tok.span.range()] == word
+    }
+
+    /// A string literal with its unescaped value.
+    fn parse_string_lit(&mut self, what: &str, context: &str) -> PResult<StringLit> {
+        if !self.at(K::String) {
+            return Err(self.unexpected(what, context));
+        }
+        let tok = self.bump();
+        Ok(StringLit {
+            value: self.unescape(tok.span),
+            span: tok.span,
+        })
     }
 
     /// `word string`: one prompt template of an `llm` item.

@@ -212,9 +212,10 @@ pub struct LlmCallLog {
 }
 
 /// Renders a template: `{param}` becomes the argument as text (a string without quotes),
-/// `{schema}` the shape's schema hint, `{{` and `}}` literal braces. The checker guarantees that
-/// every placeholder is known; an unknown one is kept as written.
-pub fn render(template: &str, def: &LlmDef, args: &[Value]) -> String {
+/// `{schema}` the shape's schema hint, `{error}` (in a retry's feedback) `error`, `{{` and `}}`
+/// literal braces. The checker guarantees that every placeholder is known; an unknown one is
+/// kept as written.
+pub fn render(template: &str, def: &LlmDef, args: &[Value], error: Option<&str>) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(i) = rest.find(['{', '}']) {
@@ -229,6 +230,8 @@ pub fn render(template: &str, def: &LlmDef, args: &[Value]) -> String {
             let name = &tail[1..end];
             if name == "schema" {
                 out.push_str(&schema_hint(&def.shape));
+            } else if let (Some(error), "error") = (error, name) {
+                out.push_str(error);
             } else if let Some(k) = def.params.iter().position(|(p, _)| p == name) {
                 match args.get(k) {
                     Some(Value::Str(text)) => out.push_str(text),
@@ -401,7 +404,14 @@ fn record_value(
     for (field, (_, ty)) in fields.iter().zip(types) {
         let path = format!("{prefix}{}", field.name);
         let v = object.get(&field.name).unwrap_or(&serde_json::Value::Null);
-        values.push(field_value(&field.kind, &field.range, ty, v, variant, &path)?);
+        values.push(field_value(
+            &field.kind,
+            &field.range,
+            ty,
+            v,
+            variant,
+            &path,
+        )?);
     }
     Ok(Value::Record(Arc::new(RecordValue {
         ty: record.clone(),
@@ -432,20 +442,38 @@ fn field_value(
                 .iter()
                 .enumerate()
                 .map(|(i, item_json)| {
-                    field_value(item, range, item_ty, item_json, variant, &format!("{path}[{i}]"))
+                    field_value(
+                        item,
+                        range,
+                        item_ty,
+                        item_json,
+                        variant,
+                        &format!("{path}[{i}]"),
+                    )
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(Value::List(Arc::new(values)));
         }
         (LlmFieldKind::Record(fields), Ty::Record(record)) => {
-            return record_value(fields, &record.fields, record, v, variant, &format!("{path}."));
+            return record_value(
+                fields,
+                &record.fields,
+                record,
+                v,
+                variant,
+                &format!("{path}."),
+            );
         }
         (LlmFieldKind::Int, _) => v.as_i64().map(Value::Int).ok_or_else(wrong)?,
         (LlmFieldKind::Float, _) => v.as_f64().and_then(Value::float).ok_or_else(wrong)?,
         (LlmFieldKind::Bool, _) => v.as_bool().map(Value::Bool).ok_or_else(wrong)?,
         (LlmFieldKind::String, _) => v.as_str().map(Value::str).ok_or_else(wrong)?,
         (LlmFieldKind::Enum(e), _) => enum_value(e, v, variant)?,
-        _ => return Err(format!("field `{path}` does not match its declared type `{ty}`")),
+        _ => {
+            return Err(format!(
+                "field `{path}` does not match its declared type `{ty}`"
+            ));
+        }
     };
     if v.is_null() {
         return Err(format!("field `{path}` is missing"));

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use harness_compiler::Workspace;
 use harness_runtime::{
-    EventKind, GameKind, Limits, LlmAnswer, LlmCall, LlmHost, Machine, RngStreams, Switches,
-    Value, run_episode_with_llm,
+    EventKind, GameKind, Limits, LlmAnswer, LlmCall, LlmHost, Machine, RngStreams, Switches, Value,
+    run_episode_with_llm,
 };
 use harness_stdlib::llm::{
     CallMode, ClientHost, ClientOptions, Decoding, LlmClient, Persona, ProviderConfig,
@@ -73,7 +73,10 @@ impl LlmHost for Capture {
 }
 
 fn persona(reply: &str) -> Persona {
-    Persona::parse(&format!("name = \"fixed\"\n[effects.advise]\nreply = {reply}\n")).unwrap()
+    Persona::parse(&format!(
+        "name = \"fixed\"\n[effects.advise]\nreply = {reply}\n"
+    ))
+    .unwrap()
 }
 
 /// Plays one game with the simulated model answering `reply`; the final state's patches and
@@ -81,9 +84,9 @@ fn persona(reply: &str) -> Persona {
 fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
     let mut workspace = Workspace::new(harness_tests::signatures());
     workspace.set_file("rich.harness", HARNESS);
-    let program = workspace.program("rich").unwrap_or_else(|_| {
-        panic!("the harness checks: {:?}", workspace.diagnostics())
-    });
+    let program = workspace
+        .program("rich")
+        .unwrap_or_else(|_| panic!("the harness checks: {:?}", workspace.diagnostics()));
     let kind = harness_search::LineSearch;
     let mut natives = harness_stdlib::prelude::natives();
     natives.extend(&kind.natives());
@@ -132,7 +135,13 @@ fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
             _ => None,
         })
         .collect();
-    let system = host.systems.lock().unwrap().first().cloned().unwrap_or_default();
+    let system = host
+        .systems
+        .lock()
+        .unwrap()
+        .first()
+        .cloned()
+        .unwrap_or_default();
     (patches, outcomes, system)
 }
 
@@ -149,11 +158,15 @@ fn a_reply_with_a_list_and_no_optional_field_becomes_typed_values() {
     let (patches, outcomes, system) = play(r#"{ dir = "left", cells = [3, 4] }"#);
     assert_eq!(outcomes, ["ok"]);
     assert_eq!(
-        patched(&patches, "l.dir").map(ToString::to_string).as_deref(),
+        patched(&patches, "l.dir")
+            .map(ToString::to_string)
+            .as_deref(),
         Some("Some(Dir.Left)")
     );
     assert_eq!(
-        patched(&patches, "l.cells").map(ToString::to_string).as_deref(),
+        patched(&patches, "l.cells")
+            .map(ToString::to_string)
+            .as_deref(),
         Some("[3, 4]")
     );
     assert_eq!(
@@ -198,4 +211,154 @@ fn replies_outside_the_bounds_are_failures_not_values() {
             "{reply}"
         );
     }
+}
+
+const RETRYING: &str = r#"harness retrying
+
+use game search
+
+type Pick = { cell: Int }
+
+fn even(n: Int) -> Bool = n % 2 == 0
+
+llm pick(n: Int) -> Pick
+  where cell in 0..=15
+  ensure even(reply.cell) and reply.cell < n else "the cell must be even"
+  retry 2 with "Rejected: {error}. Think again."
+{
+  system "Answer with JSON only: {schema}"
+  user "cells: {n}"
+}
+
+layer l {
+  state { picked: Int = -1 }
+
+  action choose()
+    available when picked < 0
+  {
+    let reply = emit llm.pick(game.cells)
+    patch picked = match reply {
+      LlmResult.Ok(p) => p.cell,
+      LlmResult.Failed(LlmFailure.Invalid) => 100,
+      LlmResult.Failed(_) => 200,
+    }
+    emit game.guess(if picked >= 0 and picked < game.cells { picked } else { 0 })
+  }
+
+  decide { choose() }
+}
+"#;
+
+/// Plays the retrying harness with the simulated model's `reply` intent; the attempts' events,
+/// the conversations the host saw, and the cell picked.
+fn play_retrying(reply: &str) -> (Vec<(u32, String)>, Vec<Vec<String>>, Value) {
+    let mut workspace = Workspace::new(harness_tests::signatures());
+    workspace.set_file("retrying.harness", RETRYING);
+    let program = workspace
+        .program("retrying")
+        .unwrap_or_else(|_| panic!("the harness checks: {:?}", workspace.diagnostics()));
+    let kind = harness_search::LineSearch;
+    let mut natives = harness_stdlib::prelude::natives();
+    natives.extend(&kind.natives());
+    let machine = Machine::new(program, natives, &Switches::default(), Limits::default())
+        .expect("the machine starts");
+    let config = ProviderConfig {
+        kind: ProviderKind::Sim,
+        base_url: ProviderKind::Sim.default_base_url().into(),
+        model: "fixed".into(),
+        api_key: None,
+    };
+    let persona = Persona::parse(&format!(
+        "name = \"fixed\"\n[effects.pick]\nreply = {reply}\n"
+    ))
+    .expect("the persona parses");
+    let client = LlmClient::new(
+        config,
+        Arc::new(SimTransport::new(persona)),
+        ClientOptions::default(),
+        CallMode::Live,
+    );
+    struct Conversations {
+        inner: ClientHost,
+        seen: Mutex<Vec<Vec<String>>>,
+    }
+    impl LlmHost for Conversations {
+        fn call(&self, call: &LlmCall) -> LlmAnswer {
+            let turns = call
+                .history
+                .iter()
+                .map(|m| format!("{}: {}", m.role, m.content))
+                .collect();
+            self.seen.lock().unwrap().push(turns);
+            self.inner.call(call)
+        }
+    }
+    let host = Conversations {
+        inner: ClientHost::new(client, 0),
+        seen: Mutex::new(Vec::new()),
+    };
+    let mut game = kind.start("n16-p10", &RngStreams::new(0)).unwrap();
+    let result = run_episode_with_llm(&machine, game.as_mut(), Some(&host));
+    assert!(result.error.is_none(), "{:?}", result.error);
+    let attempts = result
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::LlmCall {
+                attempt, outcome, ..
+            } => Some((*attempt, outcome.clone())),
+            _ => None,
+        })
+        .collect();
+    let picked = result
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Patch { field, new, .. } if field == "l.picked" => Some(new.clone()),
+            _ => None,
+        })
+        .next_back()
+        .expect("a pick");
+    let seen = host.seen.lock().unwrap().clone();
+    (attempts, seen, picked)
+}
+
+#[test]
+fn a_reply_failing_ensure_is_asked_again_and_the_second_succeeds() {
+    // The persona answers the first of 7, 8 that its own earlier reply in the conversation has
+    // not named: 7 (odd, so `ensure` fails), then, shown its rejected reply, 8.
+    let (attempts, conversations, picked) =
+        play_retrying(r#"{ cell = { next_in = [7, 8], done = '"cell": (\d+)' } }"#);
+    assert_eq!(attempts, [(1, "invalid".to_owned()), (2, "ok".to_owned())]);
+    assert_eq!(picked, Value::Int(8));
+    assert_eq!(
+        conversations,
+        [
+            Vec::<String>::new(),
+            vec![
+                r#"assistant: {"cell": 7}"#.to_owned(),
+                "user: Rejected: the cell must be even. Think again.".to_owned(),
+            ],
+        ]
+    );
+}
+
+#[test]
+fn retries_stop_after_their_count_and_cover_replies_out_of_bounds() {
+    let (attempts, _, picked) = play_retrying("{ cell = 7 }");
+    let outcomes: Vec<&str> = attempts.iter().map(|(_, o)| o.as_str()).collect();
+    assert_eq!(outcomes, ["invalid", "invalid", "invalid"], "1 + retry 2");
+    assert_eq!(
+        attempts.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        picked,
+        Value::Int(100),
+        "LlmFailure.Invalid after the last attempt"
+    );
+    // A reply out of its bounds is the model's mistake too, and is retried.
+    let (attempts, _, _) = play_retrying("{ cell = 40 }");
+    assert_eq!(attempts.len(), 3);
+    assert!(attempts.iter().all(|(_, o)| o == "out_of_range"));
 }

@@ -113,11 +113,18 @@ impl Checker<'_> {
             self.llm_lengths("", &fields, &bounded, decl.reply.span());
         }
         let names: Vec<&str> = decl.params.iter().map(|p| p.name.name.as_str()).collect();
-        for template in [&decl.system, &decl.user] {
+        let templates = [(&decl.system, false), (&decl.user, false)]
+            .into_iter()
+            .chain(decl.retry.as_ref().map(|r| (&r.feedback, true)));
+        for (template, feedback) in templates {
             for (name, offset) in placeholders(&template.value) {
-                if name != "schema" && !names.contains(&name.as_str()) {
+                let known = name == "schema" || (feedback && name == "error");
+                if !known && !names.contains(&name.as_str()) {
                     let mut candidates = names.clone();
                     candidates.push("schema");
+                    if feedback {
+                        candidates.push("error");
+                    }
                     // The offset is into the unescaped text; the literal's span is close enough
                     // to point at, and exact when the template has no escapes before it.
                     let start = template.span.start + 1 + offset as u32;
@@ -138,6 +145,8 @@ impl Checker<'_> {
                 }
             }
         }
+        let ensures = self.llm_ensures(decl, &reply);
+        let retry = decl.retry.as_ref().and_then(|retry| self.llm_retry(retry));
         let info = self.scope.llms.get(&decl.name.name)?.clone();
         let result = self.scope.enum_named(&ir::llm_result_name(&info.reply))?;
         let failure = self.scope.enum_named(ir::LLM_FAILURE_ENUM)?;
@@ -154,6 +163,8 @@ impl Checker<'_> {
                 user: decl.user.value.clone(),
                 reply,
                 shape,
+                ensures,
+                retry,
                 result_enum: result.id,
                 failure_enum: failure.id,
                 span: rel(decl.span),
@@ -202,7 +213,9 @@ impl Checker<'_> {
                 Code::LlmReplyType,
                 span,
                 format!("an LLM cannot reply with `{reply}`"),
-                Some(format!("reply with a record or with an enum of unit variants; {REPLY_FIELD_TYPES}")),
+                Some(format!(
+                    "reply with a record or with an enum of unit variants; {REPLY_FIELD_TYPES}"
+                )),
             );
         }
         shape
@@ -388,7 +401,9 @@ impl Checker<'_> {
                     self.error(
                         Code::LlmBound,
                         head.span,
-                        format!("field `{path}` is not an enum; only enum fields take a set of variants"),
+                        format!(
+                            "field `{path}` is not an enum; only enum fields take a set of variants"
+                        ),
                         None,
                     );
                     return None;
@@ -472,8 +487,74 @@ impl Checker<'_> {
         Some(lowered)
     }
 
+    /// The `ensure` conditions, each checked as a `Bool` with the typed reply as `reply` and the
+    /// item's parameters in scope, like the body of a top-level `fn`.
+    fn llm_ensures(&mut self, decl: &ast::LlmDecl, reply: &Ty) -> Vec<ir::LlmEnsure> {
+        let mut out = Vec::new();
+        for (i, ensure) in decl.ensures.iter().enumerate() {
+            self.begin(Ctx::TopFn, NodeKind::Other, None, ensure.span);
+            self.new_local("reply", reply.clone());
+            for param in &decl.params {
+                let ty = self.resolve(&param.ty);
+                self.new_local(&param.name.name, ty);
+            }
+            let mut condition = self.check(&ensure.condition, &Ty::Bool);
+            self.fix_expr(&mut condition);
+            let frame = self.take_frame();
+            let message = match &ensure.message {
+                Some(message) => message.value.clone(),
+                None => format!(
+                    "the reply fails check {} of `{}` (an `ensure`)",
+                    i + 1,
+                    decl.name.name
+                ),
+            };
+            out.push(ir::LlmEnsure {
+                condition: ir::Body {
+                    frame,
+                    expr: condition,
+                },
+                message,
+                span: rel(ensure.span),
+            });
+        }
+        out
+    }
+
+    /// `retry N with "..."`: `N` a literal from 1 to [`ir::MAX_LLM_RETRIES`].
+    fn llm_retry(&mut self, retry: &ast::LlmRetry) -> Option<ir::LlmRetry> {
+        let count = match &retry.count.kind {
+            ast::ExprKind::Int(n) => Some(*n),
+            _ => None,
+        };
+        match count {
+            Some(n) if (1..=i64::from(ir::MAX_LLM_RETRIES)).contains(&n) => Some(ir::LlmRetry {
+                count: n as u32,
+                feedback: retry.feedback.value.clone(),
+            }),
+            _ => {
+                self.error(
+                    Code::LlmRetry,
+                    retry.count.span,
+                    format!(
+                        "the number of retries must be a literal from 1 to {}",
+                        ir::MAX_LLM_RETRIES
+                    ),
+                    Some("each retry is another call; write `retry 2 with \"...\"`".into()),
+                );
+                None
+            }
+        }
+    }
+
     /// An E0615 for every list field (at any depth) that no `len` bound named.
-    fn llm_lengths(&mut self, prefix: &str, fields: &[ir::LlmField], bounded: &[String], span: Span) {
+    fn llm_lengths(
+        &mut self,
+        prefix: &str,
+        fields: &[ir::LlmField],
+        bounded: &[String],
+        span: Span,
+    ) {
         for field in fields {
             let path = format!("{prefix}{}", field.name);
             let mut kind = &field.kind;

@@ -93,7 +93,12 @@ pub fn reply_shape(shape: &LlmShape) -> ReplyShape {
 fn field_specs(fields: &[ir::LlmField]) -> Vec<FieldSpec> {
     fields
         .iter()
-        .map(|field| FieldSpec::required(field.name.clone(), field_type(&field.kind, field.range.as_ref())))
+        .map(|field| {
+            FieldSpec::required(
+                field.name.clone(),
+                field_type(&field.kind, field.range.as_ref()),
+            )
+        })
         .collect()
 }
 
