@@ -7,12 +7,14 @@ use harness_battleship::Protocol;
 use harness_compiler::Workspace;
 use harness_compiler::ir::Program;
 use harness_compiler::signatures::SignatureSet;
+use harness_mci::game::Mci;
+use harness_mci::suite::Domain;
 use harness_runtime::GameKind;
 
 use crate::render;
 
 /// The names accepted by `--game`.
-pub const GAMES: &[&str] = &["battleship", harness_search::NAME];
+pub const GAMES: &[&str] = &["battleship", harness_search::NAME, "cooling", "grid"];
 
 /// The game called `name`; `protocol` matters only to Battleship.
 pub fn game_kind(name: &str, protocol: Protocol) -> Result<Box<dyn GameKind>, String> {
@@ -21,6 +23,8 @@ pub fn game_kind(name: &str, protocol: Protocol) -> Result<Box<dyn GameKind>, St
             protocol,
         ))),
         harness_search::NAME => Ok(Box::new(harness_search::LineSearch)),
+        "cooling" => Ok(Box::new(Mci(Domain::Cooling))),
+        "grid" => Ok(Box::new(Mci(Domain::Grid))),
         other => Err(format!(
             "unknown game `{other}`; the games are {}",
             GAMES.join(", ")
@@ -35,6 +39,8 @@ pub fn signatures() -> SignatureSet {
     set.extend(harness_runtime::signatures());
     set.game(harness_battleship::bindings::game());
     set.game(harness_search::LineSearch.bindings());
+    set.game(Mci(Domain::Cooling).bindings());
+    set.game(Mci(Domain::Grid).bindings());
     set
 }
 

@@ -12,6 +12,7 @@ mod games;
 mod lens;
 mod llm_args;
 mod lsp;
+mod mci;
 mod plot;
 mod render;
 mod results;
@@ -194,6 +195,28 @@ enum Command {
         #[command(subcommand)]
         command: BattleshipCommand,
     },
+    /// Look at the infrastructure-operations games (`cooling`, `grid`).
+    Mci {
+        #[command(subcommand)]
+        command: MciCommand,
+    },
+}
+
+/// `harness mci ...`.
+#[derive(Subcommand)]
+enum MciCommand {
+    /// List a game's tasks: id, class, family, scenario, time, split and prompt.
+    Tasks {
+        /// `cooling` or `grid`.
+        #[arg(long)]
+        game: String,
+        /// Only this split: `construction` or `test`.
+        #[arg(long)]
+        split: Option<String>,
+        /// Also print each task's ground truth, from the privileged oracle.
+        #[arg(long)]
+        truth: bool,
+    },
 }
 
 /// `harness battleship ...`.
@@ -359,6 +382,9 @@ fn main() -> ExitCode {
         }),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp => lsp::run(),
+        Command::Mci {
+            command: MciCommand::Tasks { game, split, truth },
+        } => mci::tasks(&game, split.as_deref(), truth),
         Command::Battleship {
             command: BattleshipCommand::Boards { protocol },
         } => match harness_battleship::render::render_suite(protocol.protocol()) {
