@@ -20,6 +20,7 @@ MODEL=$CACHE/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 MODEL_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 MODEL_NAME=qwen2.5-coder-0.5b-instruct
 WORK=${HARNESS_LIVE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/harness-live.XXXXXX")}
+mkdir -p "$WORK"
 
 # The episodes: name | harness and module | run flags. One line adds an episode; a
 # deterministic-procedure episode (issue 14's game) belongs here once that game exists.
