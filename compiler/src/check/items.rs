@@ -672,7 +672,7 @@ impl Checker<'_> {
                 );
             }
             let ty = self.resolve(&param.ty);
-            self.new_local(&param.name.name, ty.clone());
+            self.new_local(&param.name, ty.clone());
             params.push(ty);
         }
         let ret = self.resolve(&decl.ret);
