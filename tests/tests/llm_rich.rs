@@ -72,32 +72,43 @@ impl LlmHost for Capture {
     }
 }
 
-fn persona(reply: &str) -> Persona {
-    Persona::parse(&format!(
-        "name = \"fixed\"\n[effects.advise]\nreply = {reply}\n"
-    ))
-    .unwrap()
+/// The machine of a one-file harness on the search game.
+fn machine(path: &str, text: &str, module: &str) -> Machine {
+    let mut workspace = Workspace::new(harness_tests::signatures());
+    workspace.set_file(path, text);
+    let program = workspace
+        .program(module)
+        .unwrap_or_else(|_| panic!("the harness checks: {:?}", workspace.diagnostics()));
+    let mut natives = harness_stdlib::prelude::natives();
+    natives.extend(&harness_search::LineSearch.natives());
+    Machine::new(program, natives, &Switches::default(), Limits::default())
+        .expect("the machine starts")
 }
 
-/// Plays one game with the simulated model answering `reply`; the final state's patches and
-/// the system prompt.
-fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
-    let mut workspace = Workspace::new(harness_tests::signatures());
-    workspace.set_file("rich.harness", HARNESS);
-    let program = workspace
-        .program("rich")
-        .unwrap_or_else(|_| panic!("the harness checks: {:?}", workspace.diagnostics()));
-    let kind = harness_search::LineSearch;
-    let mut natives = harness_stdlib::prelude::natives();
-    natives.extend(&kind.natives());
-    let machine = Machine::new(program, natives, &Switches::default(), Limits::default())
-        .expect("the machine starts");
+/// The simulated model answering the `llm` item `effect` with the intent `reply`.
+fn sim(effect: &str, reply: &str, options: ClientOptions) -> LlmClient {
+    let persona = Persona::parse(&format!(
+        "name = \"fixed\"\n[effects.{effect}]\nreply = {reply}\n"
+    ))
+    .expect("the persona parses");
     let config = ProviderConfig {
         kind: ProviderKind::Sim,
         base_url: ProviderKind::Sim.default_base_url().into(),
         model: "fixed".into(),
         api_key: None,
     };
+    LlmClient::new(
+        config,
+        Arc::new(SimTransport::new(persona)),
+        options,
+        CallMode::Live,
+    )
+}
+
+/// Plays one game with the simulated model answering `reply`; the final state's patches and
+/// the system prompt.
+fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
+    let machine = machine("rich.harness", HARNESS, "rich");
     let options = ClientOptions {
         decoding: Decoding {
             temperature: Some(0.0),
@@ -106,12 +117,8 @@ fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
         },
         ..ClientOptions::default()
     };
-    let client = LlmClient::new(
-        config,
-        Arc::new(SimTransport::new(persona(reply))),
-        options,
-        CallMode::Live,
-    );
+    let client = sim("advise", reply, options);
+    let kind = harness_search::LineSearch;
     let host = Capture {
         inner: ClientHost::new(client, 0),
         systems: Mutex::new(Vec::new()),
@@ -252,32 +259,9 @@ layer l {
 /// Plays the retrying harness with the simulated model's `reply` intent; the attempts' events,
 /// the conversations the host saw, and the cell picked.
 fn play_retrying(reply: &str) -> (Vec<(u32, String)>, Vec<Vec<String>>, Value) {
-    let mut workspace = Workspace::new(harness_tests::signatures());
-    workspace.set_file("retrying.harness", RETRYING);
-    let program = workspace
-        .program("retrying")
-        .unwrap_or_else(|_| panic!("the harness checks: {:?}", workspace.diagnostics()));
+    let machine = machine("retrying.harness", RETRYING, "retrying");
     let kind = harness_search::LineSearch;
-    let mut natives = harness_stdlib::prelude::natives();
-    natives.extend(&kind.natives());
-    let machine = Machine::new(program, natives, &Switches::default(), Limits::default())
-        .expect("the machine starts");
-    let config = ProviderConfig {
-        kind: ProviderKind::Sim,
-        base_url: ProviderKind::Sim.default_base_url().into(),
-        model: "fixed".into(),
-        api_key: None,
-    };
-    let persona = Persona::parse(&format!(
-        "name = \"fixed\"\n[effects.pick]\nreply = {reply}\n"
-    ))
-    .expect("the persona parses");
-    let client = LlmClient::new(
-        config,
-        Arc::new(SimTransport::new(persona)),
-        ClientOptions::default(),
-        CallMode::Live,
-    );
+    let client = sim("pick", reply, ClientOptions::default());
     struct Conversations {
         inner: ClientHost,
         seen: Mutex<Vec<Vec<String>>>,

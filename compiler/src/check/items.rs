@@ -493,10 +493,15 @@ impl Checker<'_> {
         let mut out = Vec::new();
         for (i, ensure) in decl.ensures.iter().enumerate() {
             self.begin(Ctx::TopFn, NodeKind::Other, None, ensure.span);
-            self.new_local("reply", reply.clone());
+            // `reply` is declared where the reply type is written, for go-to-definition.
+            let reply_name = ast::Ident {
+                name: "reply".to_owned(),
+                span: decl.reply.span(),
+            };
+            self.new_local(&reply_name, reply.clone());
             for param in &decl.params {
                 let ty = self.resolve(&param.ty);
-                self.new_local(&param.name.name, ty);
+                self.new_local(&param.name, ty);
             }
             let mut condition = self.check(&ensure.condition, &Ty::Bool);
             self.fix_expr(&mut condition);
