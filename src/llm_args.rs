@@ -50,6 +50,33 @@ pub struct LlmArgs {
 }
 
 impl LlmArgs {
+    /// What the flags configure, for a run's manifest: provider, model, base URL (without any
+    /// credentials), timeout and record/replay folders; never a key. `None` without an LLM.
+    pub fn describe(&self) -> Option<serde_json::Value> {
+        if self.llm_provider.is_none() && self.llm_replay.is_none() {
+            return None;
+        }
+        let base_url = self.llm_base_url.as_deref().map(|url| match url.split_once('@') {
+            // `scheme://user:password@host` keeps only the scheme and the host.
+            Some((before, after)) => match before.split_once("://") {
+                Some((scheme, _)) => format!("{scheme}://{after}"),
+                None => after.to_string(),
+            },
+            None => url.to_string(),
+        });
+        Some(serde_json::json!({
+            "provider": self.llm_provider.map(|p| match p {
+                ProviderArg::Ollama => "ollama",
+                ProviderArg::Openai => "openai",
+            }),
+            "model": self.llm_model,
+            "base_url": base_url,
+            "timeout_ms": self.llm_timeout_ms,
+            "record": self.llm_record.as_ref().map(|p| p.display().to_string()),
+            "replay": self.llm_replay.as_ref().map(|p| p.display().to_string()),
+        }))
+    }
+
     /// The client the flags describe, or `None` when no LLM is configured.
     pub fn client(&self) -> Result<Option<LlmClient>, String> {
         if self.llm_provider.is_none() && self.llm_replay.is_none() {
