@@ -220,6 +220,7 @@ fn trace(
         layers: None,
         without: without.to_vec(),
         set: vec![],
+        set_json: vec![],
     };
     let Ok(machine) = Machine::new(
         program.clone(),
