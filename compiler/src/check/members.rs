@@ -1,0 +1,419 @@
+//! Layer members: state, tunables, computed values, actions, handlers, rules, models and revise blocks.
+
+use harness_grammar::{Span, ast};
+
+use super::{Block, Checker, ChunkCheck, Ctx, Lowered, NodeKind, method_call, rel};
+use crate::codes::Code;
+use crate::diagnostic::did_you_mean;
+use crate::env::{self, MemberDef};
+use crate::ir;
+use crate::types::Ty;
+
+impl Checker<'_> {
+    pub(super) fn member_def(&self, name: &str) -> Option<&MemberDef> {
+        self.current_layer()?
+            .members
+            .get(name)
+            .map(|entry| &entry.def)
+    }
+
+    pub(super) fn member(&mut self, member: &ast::Member, out: &mut ChunkCheck) {
+        let Some(layer) = self.layer else { return };
+        match member {
+            ast::Member::State(block) => {
+                for field in &block.fields {
+                    self.begin(Ctx::Layer, NodeKind::Other, None, field.name.span);
+                    let ty = self.resolve(&field.ty);
+                    let mut init = self.check(&field.init, &ty);
+                    self.fix_expr(&mut init);
+                    let frame = self.take_frame();
+                    if let Some(MemberDef::State(id, _)) = self.member_def(&field.name.name) {
+                        out.ir.state.push((
+                            *id,
+                            ir::StateSlot {
+                                name: field.name.name.clone(),
+                                layer,
+                                ty,
+                                init: ir::Body { frame, expr: init },
+                                span: rel(field.span),
+                            },
+                        ));
+                    }
+                }
+            }
+            ast::Member::Tunable(param) => {
+                self.begin(Ctx::Tunable, NodeKind::Other, None, param.name.span);
+                let lowered = self.param(param, Some(layer));
+                if let Some(MemberDef::Tunable(id, ..)) = self.member_def(&param.name.name) {
+                    out.ir.tunables.push((*id, lowered));
+                }
+            }
+            ast::Member::Computed(decl) => {
+                self.begin(
+                    Ctx::Computed,
+                    NodeKind::Computed,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
+                let ty = self.resolve(&decl.ty);
+                let mut body = self.check(&decl.body, &ty);
+                self.fix_expr(&mut body);
+                let frame = self.take_frame();
+                if let Some(MemberDef::Computed(id, _)) = self.member_def(&decl.name.name) {
+                    out.ir.computed.push((
+                        *id,
+                        ir::Computed {
+                            name: decl.name.name.clone(),
+                            layer,
+                            ty,
+                            body: ir::Body { frame, expr: body },
+                            span: rel(decl.span),
+                        },
+                    ));
+                }
+            }
+            ast::Member::Fn(decl) => {
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::Fn,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
+                let lowered = self.function(decl);
+                if let Some(MemberDef::Fn(info)) = self.member_def(&decl.name.name) {
+                    out.ir.fns.push((info.id, lowered));
+                }
+            }
+            ast::Member::Action(decl) => {
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::Action,
+                    Some(self.layer_key(&decl.name.name)),
+                    decl.name.span,
+                );
+                let mut params = Vec::new();
+                for param in &decl.params {
+                    let ty = self.resolve(&param.ty);
+                    self.new_local(&param.name.name, ty.clone());
+                    params.push(ty);
+                }
+                let available = decl.available.as_ref().map(|cond| {
+                    let mut e = self.check(cond, &Ty::Bool);
+                    self.fix_expr(&mut e);
+                    e
+                });
+                let mut requires = Vec::new();
+                for clause in &decl.requires {
+                    let mut cond = self.check(&clause.cond, &Ty::Bool);
+                    self.fix_expr(&mut cond);
+                    match self.scope.errors.get(&clause.code.name) {
+                        Some((id, key)) => {
+                            self.uses.insert(key.clone());
+                            requires.push(ir::Requires {
+                                cond,
+                                error: *id,
+                                span: rel(clause.span),
+                            });
+                        }
+                        None => {
+                            let help = did_you_mean(
+                                &clause.code.name,
+                                self.scope.errors.keys().map(String::as_str),
+                            )
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "declare it: `error {} = \"what went wrong\"`",
+                                    clause.code.name
+                                )
+                            });
+                            self.error(
+                                Code::UnknownError,
+                                clause.code.span,
+                                format!("error code `{}` is not declared", clause.code.name),
+                                Some(help),
+                            );
+                        }
+                    }
+                }
+                let mut body = self.block(&decl.body, Block::Action);
+                self.fix_stmts(&mut body);
+                let frame = self.take_frame();
+                if let Some(MemberDef::Action(id, _)) = self.member_def(&decl.name.name) {
+                    out.ir.actions.push((
+                        *id,
+                        ir::Action {
+                            name: decl.name.name.clone(),
+                            layer,
+                            params,
+                            frame,
+                            available,
+                            requires,
+                            body,
+                            span: rel(decl.span),
+                        },
+                    ));
+                }
+            }
+            ast::Member::Model(model) => {
+                self.begin(Ctx::Layer, NodeKind::InPreview, None, model.effect.span);
+                if let Some(lowered) = self.model(model) {
+                    out.ir.models.push(lowered);
+                }
+            }
+            ast::Member::On(handler) => {
+                self.begin(
+                    Ctx::Layer,
+                    NodeKind::InPreview,
+                    None,
+                    handler.observation.span,
+                );
+                let Some(fields) = self.message_path(&handler.observation, false) else {
+                    return;
+                };
+                self.bind_message_params(
+                    &handler.params,
+                    &fields,
+                    handler.observation.span,
+                    "observation",
+                );
+                let mut body = self.block(&handler.body, Block::Handler);
+                self.fix_stmts(&mut body);
+                let frame = self.take_frame();
+                out.ir.handlers.push(ir::Handler {
+                    observation: handler
+                        .observation
+                        .segments
+                        .last()
+                        .map(|s| s.name.clone())
+                        .unwrap_or_default(),
+                    frame,
+                    body,
+                    span: rel(handler.span),
+                });
+            }
+            ast::Member::Decide(decide) => {
+                for rule in &decide.rules {
+                    self.begin(Ctx::Layer, NodeKind::Other, None, rule.span);
+                    let depth = self.locals.len();
+                    let mut guards = self.guards(&rule.guards);
+                    let call = self.action_call(&rule.action, Code::RuleNotAction);
+                    self.locals.truncate(depth);
+                    self.fix_guards(&mut guards);
+                    let Some((action, mut args)) = call else {
+                        continue;
+                    };
+                    args.iter_mut().for_each(|a| self.fix_expr(a));
+                    let frame = self.take_frame();
+                    out.ir.rules.push(ir::Rule {
+                        frame,
+                        guards,
+                        action,
+                        args,
+                        span: rel(rule.span),
+                    });
+                }
+            }
+            ast::Member::Revise(revise) => {
+                self.begin(Ctx::Layer, NodeKind::Other, None, revise.span);
+                let mut cond = self.check(&revise.cond, &Ty::Bool);
+                self.fix_expr(&mut cond);
+                let mut body = self.block(&revise.body, Block::Revise);
+                self.fix_stmts(&mut body);
+                let frame = self.take_frame();
+                out.ir.revises.push(ir::Revise {
+                    frame,
+                    cond,
+                    body,
+                    span: rel(revise.span),
+                });
+            }
+            ast::Member::Invalid(_) => {}
+        }
+    }
+
+    /// Looks up `game.name` as an effect (`effect`) or an observation, reporting problems.
+    pub(super) fn message_path(
+        &mut self,
+        path: &ast::Path,
+        effect: bool,
+    ) -> Option<Vec<(String, Ty)>> {
+        let (code, what) = if effect {
+            (Code::UnknownEffect, "effect")
+        } else {
+            (Code::UnknownObservation, "observation")
+        };
+        let [base, name] = path.segments.as_slice() else {
+            self.error(code, path.span, format!("expected `game.<{what}>`"), None);
+            return None;
+        };
+        if base.name != "game" {
+            self.error(
+                code,
+                path.span,
+                format!("expected `game.<{what}>`, found `{}`", env::path_text(path)),
+                None,
+            );
+            return None;
+        }
+        self.message(name, effect)
+    }
+
+    pub(super) fn message(&mut self, name: &ast::Ident, effect: bool) -> Option<Vec<(String, Ty)>> {
+        let (code, what) = if effect {
+            (Code::UnknownEffect, "effect")
+        } else {
+            (Code::UnknownObservation, "observation")
+        };
+        let Some(game) = &self.scope.game else {
+            self.error(
+                Code::NoGame,
+                name.span,
+                format!("`game.{}` needs a game", name.name),
+                Some("add `use game <name>` at the top of the file".into()),
+            );
+            return None;
+        };
+        let list = if effect {
+            &game.effects
+        } else {
+            &game.observations
+        };
+        match list.iter().find(|m| m.name == name.name) {
+            Some(message) => Some(
+                message
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), self.scope.normalize(&p.ty)))
+                    .collect(),
+            ),
+            None => {
+                let help = did_you_mean(&name.name, list.iter().map(|m| m.name.as_str()))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "the game's {what}s are: {}",
+                            list.iter()
+                                .map(|m| m.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
+                self.error(
+                    code,
+                    name.span,
+                    format!("game `{}` has no {what} `{}`", game.name, name.name),
+                    Some(help),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn bind_message_params(
+        &mut self,
+        params: &[ast::Ident],
+        fields: &[(String, Ty)],
+        span: Span,
+        what: &str,
+    ) {
+        if params.len() != fields.len() {
+            let expected = fields
+                .iter()
+                .map(|(n, t)| format!("{n}: {t}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.error(
+                Code::MessageParams,
+                span,
+                format!(
+                    "this {what} has {} field(s), but {} name(s) are bound",
+                    fields.len(),
+                    params.len()
+                ),
+                Some(format!("bind one name per field: ({expected})")),
+            );
+        }
+        for (i, param) in params.iter().enumerate() {
+            let ty = fields.get(i).map_or(Ty::Error, |(_, t)| t.clone());
+            self.new_local(&param.name, ty);
+        }
+    }
+
+    pub(super) fn model(&mut self, model: &ast::Model) -> Option<ir::Model> {
+        let params = self.message_path(&model.effect, true)?;
+        self.bind_message_params(&model.params, &params, model.effect.span, "effect");
+        let mut branches = Vec::new();
+        let count = model.branches.len();
+        let mut otherwise_seen = false;
+        for (i, branch) in model.branches.iter().enumerate() {
+            if branch.probability.is_none() {
+                if otherwise_seen || i + 1 != count {
+                    self.error(
+                        Code::OtherwiseNotLast,
+                        branch.span,
+                        "an `otherwise` branch must be the last and only one".to_owned(),
+                        Some("keep one `otherwise` branch, at the end".into()),
+                    );
+                }
+                otherwise_seen = true;
+            }
+            let probability = branch.probability.as_ref().map(|p| {
+                let mut e = self.check(p, &Ty::Float);
+                self.fix_expr(&mut e);
+                e
+            });
+            let Some((name, args)) = self.observation_call(&branch.observation) else {
+                continue;
+            };
+            let mut args = args;
+            args.iter_mut().for_each(|a| self.fix_expr(a));
+            branches.push(ir::ModelBranch {
+                observation: name,
+                args,
+                probability,
+                span: rel(branch.span),
+            });
+        }
+        let frame = self.take_frame();
+        Some(ir::Model {
+            effect: model
+                .effect
+                .segments
+                .last()
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
+            frame,
+            branches,
+            span: rel(model.span),
+        })
+    }
+
+    /// `game.observation(args)` in a model branch.
+    pub(super) fn observation_call(&mut self, expr: &ast::Expr) -> Option<(String, Vec<Lowered>)> {
+        let Some((base, name, args)) = method_call(expr) else {
+            self.error(
+                Code::UnknownObservation,
+                expr.span,
+                "expected an observation: `game.<observation>(...)`".to_owned(),
+                None,
+            );
+            return None;
+        };
+        if !matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game") {
+            self.error(
+                Code::UnknownObservation,
+                expr.span,
+                "expected an observation: `game.<observation>(...)`".to_owned(),
+                None,
+            );
+            return None;
+        }
+        let fields = self.message(name, false)?;
+        let args = self.args(
+            &fields,
+            args,
+            expr.span,
+            &format!("observation `{}`", name.name),
+        );
+        Some((name.name.clone(), args))
+    }
+}
