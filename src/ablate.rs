@@ -110,6 +110,7 @@ impl std::fmt::Display for AblateError {
 }
 
 /// The finished run: its folder, every record in plan order, and the report.
+#[derive(Debug)]
 pub struct Outcome {
     /// The folder.
     pub folder: RunFolder,
@@ -118,6 +119,9 @@ pub struct Outcome {
     /// The report.
     pub report: Report,
 }
+
+/// A named arm as the request gives it: name, layers, own settings.
+type NamedArm = (String, Vec<String>, Vec<(String, String)>);
 
 /// Runs (or resumes) an ablation and returns its report; the folder holds every episode.
 pub fn ablate(
@@ -135,23 +139,31 @@ pub fn ablate(
         planned: done.len() + pending.len(),
         finished: done.len(),
     });
-    exec::run(&experiment, &pending, request.threads, hooks.llm, &|unit, played| {
-        if !played.llm_calls.is_empty() {
+    exec::run(
+        &experiment,
+        &pending,
+        request.threads,
+        hooks.llm,
+        &|unit, played| {
+            if !played.llm_calls.is_empty() {
+                folder
+                    .record_llm_calls(unit, &played.llm_calls)
+                    .map_err(|error| error.to_string())?;
+            }
             folder
-                .record_llm_calls(unit, &played.llm_calls)
+                .record_game(unit, &played.record, &played.trace)
                 .map_err(|error| error.to_string())?;
-        }
-        folder
-            .record_game(unit, &played.record, &played.trace)
-            .map_err(|error| error.to_string())?;
-        (hooks.progress)(Progress::Finished(&played.record));
-        Ok(())
-    })?;
+            (hooks.progress)(Progress::Finished(&played.record));
+            Ok(())
+        },
+    )?;
     let (records, missing) = folder.records().map_err(|e| e.to_string())?;
     if let Some(unit) = missing.first() {
         return Err(format!(
             "episode {} seed {} of arm {} is missing after the run",
-            unit.instance, unit.seed, folder.manifest().plan.arms[unit.arm].name
+            unit.instance,
+            unit.seed,
+            folder.manifest().plan.arms[unit.arm].name
         )
         .into());
     }
@@ -237,10 +249,16 @@ fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experimen
                 }
                 Some(plan::StacksSpec::List(list)) => Some(list.clone()),
             };
-            let arms: Vec<(String, Vec<String>, Vec<(String, String)>)> = file
+            let arms: Vec<NamedArm> = file
                 .arm
                 .iter()
-                .map(|arm| (arm.name.clone(), arm.layers.clone(), plan::scalars(&arm.set)))
+                .map(|arm| {
+                    (
+                        arm.name.clone(),
+                        arm.layers.clone(),
+                        plan::scalars(&arm.set),
+                    )
+                })
                 .collect();
             let sweeps: Vec<Sweep> = file
                 .sweep
@@ -316,9 +334,11 @@ fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experimen
         base.push(arm);
     }
     if base.is_empty() {
-        return Err("the plan has no arm: name stacks with --stacks or layer sets with --arm"
-            .to_string()
-            .into());
+        return Err(
+            "the plan has no arm: name stacks with --stacks or layer sets with --arm"
+                .to_string()
+                .into(),
+        );
     }
     let arms = plan::cross(base, &sweeps)?;
     check_names(&arms)?;

@@ -113,6 +113,9 @@ impl GameRecord {
     }
 }
 
+/// Finished episodes with their units, in plan order.
+pub type Finished = Vec<(Unit, GameRecord)>;
+
 /// Why a folder could not be used as a run folder.
 #[derive(Debug)]
 pub enum FolderError {
@@ -296,8 +299,9 @@ impl RunFolder {
         }
         let text =
             fs::read_to_string(&path).map_err(|error| FolderError::Io(path.clone(), error))?;
-        let record: GameRecord = serde_json::from_str(&text)
-            .map_err(|error| FolderError::Corrupt(path.clone(), format!("bad game record ({error})")))?;
+        let record: GameRecord = serde_json::from_str(&text).map_err(|error| {
+            FolderError::Corrupt(path.clone(), format!("bad game record ({error})"))
+        })?;
         let arm = self
             .manifest
             .plan
@@ -317,7 +321,7 @@ impl RunFolder {
     }
 
     /// Every finished episode of the plan, in plan order, with the units still missing.
-    pub fn records(&self) -> Result<(Vec<(Unit, GameRecord)>, Vec<Unit>), FolderError> {
+    pub fn records(&self) -> Result<(Finished, Vec<Unit>), FolderError> {
         let mut done = Vec::new();
         let mut missing = Vec::new();
         for unit in self.manifest.plan.units() {
@@ -603,11 +607,7 @@ mod tests {
 
         let other = parent.join("other");
         fs::create_dir_all(&other).unwrap();
-        fs::write(
-            other.join("manifest.json"),
-            r#"{"format":"harness-run/1"}"#,
-        )
-        .unwrap();
+        fs::write(other.join("manifest.json"), r#"{"format":"harness-run/1"}"#).unwrap();
         let error = RunFolder::open(&other).unwrap_err();
         assert!(matches!(error, FolderError::Foreign(..)), "{error}");
 

@@ -146,7 +146,12 @@ pub fn describe(game: &dyn GameKind) -> Description {
         bindings.push(format!("query {call}  // {}", q.doc));
     }
     for m in &sig.effects {
-        bindings.push(format!("effect game.{}({})  // {}", m.name, params(&m.params), m.doc));
+        bindings.push(format!(
+            "effect game.{}({})  // {}",
+            m.name,
+            params(&m.params),
+            m.doc
+        ));
     }
     for m in &sig.observations {
         bindings.push(format!(

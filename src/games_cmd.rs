@@ -67,8 +67,8 @@ fn run_inner(command: Option<&GamesCommand>) -> Result<String, String> {
                     out
                 }
                 ReportFormat::Json => {
-                    let mut text = serde_json::to_string_pretty(&games)
-                        .map_err(|error| error.to_string())?;
+                    let mut text =
+                        serde_json::to_string_pretty(&games).map_err(|error| error.to_string())?;
                     text.push('\n');
                     text
                 }
@@ -146,7 +146,10 @@ fn human(d: &harness::games::Description) -> String {
     for line in &d.bindings {
         let _ = writeln!(out, "  {line}");
     }
-    let _ = writeln!(out, "\ninstance sets (`--instances NAME`; the first is the default):");
+    let _ = writeln!(
+        out,
+        "\ninstance sets (`--instances NAME`; the first is the default):"
+    );
     for set in &d.manifest.instance_sets {
         let implies: Vec<String> = set
             .implies
@@ -188,11 +191,7 @@ fn human(d: &harness::games::Description) -> String {
     } else {
         let _ = writeln!(out, "\noptions (`--option NAME=VALUE`):");
         for o in &d.manifest.options {
-            let _ = writeln!(
-                out,
-                "  {} = {} ({}): {}",
-                o.name, o.default, o.ty, o.doc
-            );
+            let _ = writeln!(out, "  {} = {} ({}): {}", o.name, o.default, o.ty, o.doc);
         }
     }
     out

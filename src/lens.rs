@@ -142,7 +142,11 @@ impl Run {
                 .iter()
                 .position(|arm| arm.name.eq_ignore_ascii_case(name))
                 .ok_or_else(|| {
-                    format!("run {} has no arm `{name}`; its arms are {}", self.id(), names())
+                    format!(
+                        "run {} has no arm `{name}`; its arms are {}",
+                        self.id(),
+                        names()
+                    )
                 }),
             None => arms
                 .iter()
@@ -190,7 +194,8 @@ impl Run {
 
     /// The episode `--episode` names in arm `arm`.
     fn episode(&self, arm: usize, text: Option<&str>) -> Result<(Unit, GameRecord), String> {
-        let text = text.ok_or("this view needs an episode: --episode INSTANCE:SEED (e.g. B07:1)")?;
+        let text =
+            text.ok_or("this view needs an episode: --episode INSTANCE:SEED (e.g. B07:1)")?;
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
         let (instance, seed, replicate) = match parts.as_slice() {
             [instance, seed] => (*instance, *seed, "0"),
@@ -206,7 +211,10 @@ impl Run {
                 format!("--episode `{text}`: the {what} `{part}` is not a whole number")
             })
         };
-        let (seed, replicate) = (number(seed, "seed")?, number(replicate, "replicate")? as u32);
+        let (seed, replicate) = (
+            number(seed, "seed")?,
+            number(replicate, "replicate")? as u32,
+        );
         self.records
             .iter()
             .find(|(unit, _)| {
@@ -327,7 +335,11 @@ pub fn show(registry: &Registry, request: &Request) -> Result<Shown, String> {
 }
 
 fn effects_text(out: &mut String, effect: &LayerEffect, spec: &MetricSpec) {
-    let scale = if spec.kind == MetricKind::Rate { 100.0 } else { 1.0 };
+    let scale = if spec.kind == MetricKind::Rate {
+        100.0
+    } else {
+        1.0
+    };
     let _ = writeln!(
         out,
         "\nper-instance effect of `{}` on {}: {} minus {} (paired over seeds; 95% CI), largest gain first",
@@ -422,8 +434,7 @@ fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
     let better_first = spec.better != harness_runtime::Better::Lower;
     rows.sort_by(|a, b| {
         let order = b.mean.total_cmp(&a.mean);
-        if better_first { order } else { order.reverse() }
-            .then_with(|| a.instance.cmp(&b.instance))
+        if better_first { order } else { order.reverse() }.then_with(|| a.instance.cmp(&b.instance))
     });
     let n = rows.len().min(3);
     let _ = writeln!(
@@ -578,10 +589,15 @@ fn game_view(run: &Run, request: &Request) -> Result<Shown, String> {
         let _ = writeln!(text, "... {hidden} more turns (--max-turns)");
     }
     if let Some(end) = &end {
-        let metrics: Vec<String> = end.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let metrics: Vec<String> = end
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let _ = writeln!(text, "ended ({}): {}", end.reason, metrics.join(" "));
     }
-    let mut csv = String::from("turn,action,layer,rule,rule_at,result,previews,gate_open,revisions\n");
+    let mut csv =
+        String::from("turn,action,layer,rule,rule_at,result,previews,gate_open,revisions\n");
     for row in &rows {
         let _ = writeln!(
             csv,
@@ -735,7 +751,12 @@ fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Show
                 .collect();
             (!trace.is_empty()).then(|| {
                 plot::series(
-                    &format!("{field} over turns, {} {} seed {}", run.arm_name(arm), unit.instance, unit.seed),
+                    &format!(
+                        "{field} over turns, {} {} seed {}",
+                        run.arm_name(arm),
+                        unit.instance,
+                        unit.seed
+                    ),
                     field,
                     request.against.as_deref().zip(against),
                     &trace,
@@ -749,7 +770,11 @@ fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Show
             "{field} · {} seed {}{} · arm {}{}\n",
             unit.instance,
             unit.seed,
-            if unit.replicate > 0 { format!(" replicate {}", unit.replicate) } else { String::new() },
+            if unit.replicate > 0 {
+                format!(" replicate {}", unit.replicate)
+            } else {
+                String::new()
+            },
             run.arm_name(arm),
             against
                 .map(|x| format!(" · {} = {x}", request.against.as_deref().unwrap_or("")))
@@ -757,7 +782,11 @@ fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Show
         );
         let mut csv = String::from("turn,value,gate_open,revised\n");
         for p in &points {
-            let value = p.value.as_ref().map(turns::show).unwrap_or_else(|| "—".into());
+            let value = p
+                .value
+                .as_ref()
+                .map(turns::show)
+                .unwrap_or_else(|| "—".into());
             let below = match (against, p.value.as_ref().and_then(|v| v.as_f64())) {
                 (Some(reference), Some(x)) if x < reference => " (below)",
                 _ => "",
@@ -809,7 +838,9 @@ fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Show
             .filter_map(|p| p.value.as_ref()?.as_f64())
             .collect();
         if values.is_empty() {
-            return Err(format!("`{field}` is not a number, so it has no summary; show one episode with --episode"));
+            return Err(format!(
+                "`{field}` is not a number, so it has no summary; show one episode with --episode"
+            ));
         }
         rows.push(Summary {
             instance: unit.instance.clone(),
@@ -823,12 +854,19 @@ fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Show
             below: against.map(|r| values.iter().filter(|&&x| x < r).count()),
         });
     }
-    rows.sort_by(|a, b| a.mean.total_cmp(&b.mean).then_with(|| a.instance.cmp(&b.instance)));
+    rows.sort_by(|a, b| {
+        a.mean
+            .total_cmp(&b.mean)
+            .then_with(|| a.instance.cmp(&b.instance))
+    });
     let mut text = format!(
         "{field} per episode of arm {} (lowest mean first){}\n",
         run.arm_name(arm),
         against
-            .map(|x| format!("; turns below {} = {x}", request.against.as_deref().unwrap_or("")))
+            .map(|x| format!(
+                "; turns below {} = {x}",
+                request.against.as_deref().unwrap_or("")
+            ))
             .unwrap_or_default()
     );
     let mut csv = String::from("instance,seed,replicate,turns,mean,min,max,last,below\n");
@@ -893,8 +931,10 @@ fn llm_view(run: &Run) -> Result<Shown, String> {
                 *row.outcomes.entry(call.outcome.clone()).or_default() += 1;
                 row.tokens += call.tokens;
             }
-            let logs: Vec<harness_runtime::LlmCallLog> =
-                run.folder.llm_calls(unit).map_err(|error| error.to_string())?;
+            let logs: Vec<harness_runtime::LlmCallLog> = run
+                .folder
+                .llm_calls(unit)
+                .map_err(|error| error.to_string())?;
             for log in logs {
                 row.latency_ms_total += log.accounting.latency_ms;
                 latencies.push(log.accounting.latency_ms as f64);
@@ -904,12 +944,15 @@ fn llm_view(run: &Run) -> Result<Shown, String> {
         arms.push(row);
     }
     let total: usize = arms.iter().map(|a| a.calls).sum();
-    let mut text = format!("LLM calls of run {} (llm: {})\n", run.id(), run
-        .folder
-        .manifest()
-        .llm
-        .as_ref()
-        .map_or("none configured".to_string(), |llm| llm.to_string()));
+    let mut text = format!(
+        "LLM calls of run {} (llm: {})\n",
+        run.id(),
+        run.folder
+            .manifest()
+            .llm
+            .as_ref()
+            .map_or("none configured".to_string(), |llm| llm.to_string())
+    );
     if total == 0 {
         text.push_str("this run made no LLM calls (no trace has an `llm_call` event)\n");
     }
@@ -922,7 +965,11 @@ fn llm_view(run: &Run) -> Result<Shown, String> {
             a.arm,
             a.episodes,
             a.calls,
-            if outcomes.is_empty() { "—".to_string() } else { outcomes.join(", ") },
+            if outcomes.is_empty() {
+                "—".to_string()
+            } else {
+                outcomes.join(", ")
+            },
             a.tokens,
             a.latency_ms_total,
             a.latency_ms_mean
@@ -998,7 +1045,9 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
     let metric = run.metric(request.metric.as_deref())?;
     let spec = &metrics[metric];
     let arm = match (&request.arm, &request.layer) {
-        (Some(_), Some(_)) => return Err("give either --arm or --layer to compare, not both".into()),
+        (Some(_), Some(_)) => {
+            return Err("give either --arm or --layer to compare, not both".into());
+        }
         (_, Some(layer)) => {
             let effect = run.layer_effect(layer, metric)?;
             run.arm(Some(&effect.treatment))?
@@ -1031,7 +1080,11 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
             .iter()
             .map(|&i| {
                 let c = &a.contrasts[i];
-                let scale = if metrics[i].kind == MetricKind::Rate { 100.0 } else { 1.0 };
+                let scale = if metrics[i].kind == MetricKind::Rate {
+                    100.0
+                } else {
+                    1.0
+                };
                 let mut part = format!(
                     "{} {:+.4} [{:+.4}, {:+.4}]",
                     metrics[i].label,
@@ -1065,7 +1118,11 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
         spec,
     );
     let svg = Some(effects_plot(
-        &format!("Per-instance Δ{} on {}: run A − run B", spec.label, run.arm_name(arm)),
+        &format!(
+            "Per-instance Δ{} on {}: run A − run B",
+            spec.label,
+            run.arm_name(arm)
+        ),
         &format!("Δ{} = A − B, mean over each instance's seeds", spec.label),
         &instances,
     ));

@@ -56,14 +56,17 @@ impl LlmArgs {
         if self.llm_provider.is_none() && self.llm_replay.is_none() {
             return None;
         }
-        let base_url = self.llm_base_url.as_deref().map(|url| match url.split_once('@') {
-            // `scheme://user:password@host` keeps only the scheme and the host.
-            Some((before, after)) => match before.split_once("://") {
-                Some((scheme, _)) => format!("{scheme}://{after}"),
-                None => after.to_string(),
-            },
-            None => url.to_string(),
-        });
+        let base_url = self
+            .llm_base_url
+            .as_deref()
+            .map(|url| match url.split_once('@') {
+                // `scheme://user:password@host` keeps only the scheme and the host.
+                Some((before, after)) => match before.split_once("://") {
+                    Some((scheme, _)) => format!("{scheme}://{after}"),
+                    None => after.to_string(),
+                },
+                None => url.to_string(),
+            });
         Some(serde_json::json!({
             "provider": self.llm_provider.map(|p| match p {
                 ProviderArg::Ollama => "ollama",

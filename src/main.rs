@@ -23,6 +23,8 @@ struct Cli {
     command: Command,
 }
 
+// The command is parsed once per process, so the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Check `.harness` files (or every `.harness` file under a directory) and report

@@ -95,7 +95,10 @@ impl Plan {
 
     /// The arm called `name`.
     pub fn arm(&self, name: &str) -> Option<(usize, &Arm)> {
-        self.arms.iter().enumerate().find(|(_, arm)| arm.name == name)
+        self.arms
+            .iter()
+            .enumerate()
+            .find(|(_, arm)| arm.name == name)
     }
 }
 
@@ -262,7 +265,9 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
     let text = text.trim();
     let number = |part: &str| {
         part.trim().replace('_', "").parse::<u64>().map_err(|_| {
-            format!("`{text}` is not a seed count, a range such as `0..100` or a list such as `3,7,11`")
+            format!(
+                "`{text}` is not a seed count, a range such as `0..100` or a list such as `3,7,11`"
+            )
         })
     };
     let seeds: Vec<u64> = if let Some((lo, hi)) = text.split_once("..=") {
@@ -301,9 +306,9 @@ pub fn instances_and_options(
     let given = |name: &str| explicit.iter().any(|(n, _)| n == name);
     // A set is compatible when every option it implies is not given otherwise explicitly.
     let compatible = |set: &&harness_runtime::InstanceSet| {
-        set.implies.iter().all(|(name, value)| {
-            !given(name) || explicit_options.get(name) == Some(value.as_str())
-        })
+        set.implies
+            .iter()
+            .all(|(name, value)| !given(name) || explicit_options.get(name) == Some(value.as_str()))
     };
     let with_set = |set: &harness_runtime::InstanceSet| -> Result<GameOptions, String> {
         let mut pairs = explicit.to_vec();
@@ -317,11 +322,9 @@ pub fn instances_and_options(
     let spec = spec.map(str::trim).filter(|s| !s.is_empty());
     match spec {
         None => {
-            let set = manifest
-                .instance_sets
-                .iter()
-                .find(compatible)
-                .ok_or("no instance set of the game fits the options; name instances with --instances")?;
+            let set = manifest.instance_sets.iter().find(compatible).ok_or(
+                "no instance set of the game fits the options; name instances with --instances",
+            )?;
             Ok((set.instances.clone(), with_set(set)?))
         }
         Some("all") => Ok((manifest.all_instances(), explicit_options)),
@@ -582,7 +585,16 @@ mod tests {
                 ("belief".to_string(), "smc".to_string())
             ]
         );
-        assert!(cross(vec![arm("L1")], &[("a".into(), vec!["1".into()]), ("a".into(), vec!["2".into()])]).is_err());
+        assert!(
+            cross(
+                vec![arm("L1")],
+                &[
+                    ("a".into(), vec!["1".into()]),
+                    ("a".into(), vec!["2".into()])
+                ]
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -592,7 +604,10 @@ mod tests {
             ("--set", vec![("particles".into(), "200".into())]),
         ])
         .unwrap_err();
-        assert!(error.contains("--particles gives `100`, --set gives `200`"), "{error}");
+        assert!(
+            error.contains("--particles gives `100`, --set gives `200`"),
+            "{error}"
+        );
         let same = merge_settings(&[
             ("--particles", vec![("particles".into(), "100".into())]),
             ("--set", vec![("particles".into(), "100".into())]),

@@ -444,7 +444,17 @@ mod tests {
         assert_eq!(count(&svg, "opacity=\"0.12\""), 3);
         assert_eq!(count(&svg, "<circle"), 1);
         assert!(svg.contains("confidence_threshold 0.72"));
-        let unbounded = series("x", "x", None, &[TracePoint { turn: 1, value: 12.0, gate_open: false, revised: false }]);
+        let unbounded = series(
+            "x",
+            "x",
+            None,
+            &[TracePoint {
+                turn: 1,
+                value: 12.0,
+                gate_open: false,
+                revised: false,
+            }],
+        );
         assert!(unbounded.contains(">12.00<"), "the axis covers the data");
     }
     #[test]

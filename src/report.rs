@@ -160,7 +160,9 @@ pub struct Report {
 impl Report {
     /// The index of the primary metric.
     pub fn primary(&self) -> Option<usize> {
-        self.metrics.iter().position(|m| m.role == MetricRole::Primary)
+        self.metrics
+            .iter()
+            .position(|m| m.role == MetricRole::Primary)
     }
 
     /// The index of the first secondary metric.
@@ -234,9 +236,7 @@ pub fn build(manifest: &Manifest, records: &[(Unit, GameRecord)]) -> Report {
     }
     let mut verdicts = Vec::new();
     let primary = metrics.iter().position(|m| m.role == MetricRole::Primary);
-    let secondary = metrics
-        .iter()
-        .position(|m| m.role == MetricRole::Secondary);
+    let secondary = metrics.iter().position(|m| m.role == MetricRole::Secondary);
     for point in &points {
         let cumulative: Vec<usize> = (0..plan.arms.len())
             .filter(|&i| plan.arms[i].point == *point && plan.arms[i].role == ArmRole::Cumulative)
@@ -345,7 +345,12 @@ fn percent(x: f64) -> String {
 fn cell(spec: &MetricSpec, summary: &MetricSummary) -> String {
     let v = &summary.value;
     match spec.kind {
-        MetricKind::Rate => format!("{}% [{}, {}]", percent(v.estimate), percent(v.lo), percent(v.hi)),
+        MetricKind::Rate => format!(
+            "{}% [{}, {}]",
+            percent(v.estimate),
+            percent(v.lo),
+            percent(v.hi)
+        ),
         MetricKind::Mean => format!("{:.4} [{:.3}, {:.3}]", v.estimate, v.lo, v.hi),
         MetricKind::Count => format!("{:.2}", v.estimate),
     }
@@ -397,7 +402,12 @@ pub fn table(report: &Report) -> String {
         .chain(&report.settings)
         .map(|(key, value)| format!("{key}={value}"))
         .collect();
-    let _ = writeln!(out, "game {}   settings: {}\n", report.game, settings.join(" "));
+    let _ = writeln!(
+        out,
+        "game {}   settings: {}\n",
+        report.game,
+        settings.join(" ")
+    );
     let shown = columns(report);
     let show_llm = report.arms.iter().any(|arm| arm.llm_turn_share > 0.0);
     let (primary, secondary) = (report.primary(), report.secondary());
@@ -456,25 +466,25 @@ pub fn table(report: &Report) -> String {
         };
         for index in [primary, secondary].into_iter().flatten() {
             cells.push(marginal.map_or("—".to_string(), |m| {
-                delta(&report.metrics[index], m.contrasts[index].difference.estimate)
+                delta(
+                    &report.metrics[index],
+                    m.contrasts[index].difference.estimate,
+                )
             }));
         }
         cells
     };
-    let groups: [(&str, Box<dyn Fn(&ArmRow) -> bool>); 3] = [
-        (
-            "cumulative stacks (Δ: paired marginal of the layer the row adds)",
-            Box::new(|arm: &ArmRow| arm.role == ArmRole::Cumulative),
-        ),
-        (
-            "single-layer removals (Δ: what the full stack gains over the row)",
-            Box::new(|arm: &ArmRow| matches!(arm.role, ArmRole::Removal { .. })),
-        ),
-        (
-            "named arms",
-            Box::new(|arm: &ArmRow| arm.role == ArmRole::Named),
-        ),
+    // The table's sections, in the order of `group`.
+    let groups = [
+        "cumulative stacks (Δ: paired marginal of the layer the row adds)",
+        "single-layer removals (Δ: what the full stack gains over the row)",
+        "named arms",
     ];
+    let group = |role: &ArmRole| match role {
+        ArmRole::Cumulative => 0,
+        ArmRole::Removal { .. } => 1,
+        ArmRole::Named => 2,
+    };
     let all_rows: Vec<Vec<String>> = report.arms.iter().map(row).collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
@@ -497,9 +507,9 @@ pub fn table(report: &Report) -> String {
         }
         text.trim_end().to_string()
     };
-    for (title, belongs) in &groups {
+    for (index, title) in groups.iter().enumerate() {
         let rows: Vec<usize> = (0..report.arms.len())
-            .filter(|&i| belongs(&report.arms[i]))
+            .filter(|&i| group(&report.arms[i].role) == index)
             .collect();
         if rows.is_empty() {
             continue;
@@ -509,7 +519,7 @@ pub fn table(report: &Report) -> String {
         for &i in &rows {
             let _ = writeln!(out, "{}", line(&all_rows[i]));
         }
-        if title.starts_with("cumulative") {
+        if index == 0 {
             for &i in &rows {
                 let arm = &report.arms[i];
                 let _ = writeln!(out, "  {} = {}", arm.arm, arm.layers.join(" + "));
@@ -560,8 +570,16 @@ fn marginals_section(out: &mut String, report: &Report) {
         for &i in &shown {
             let spec = &report.metrics[i];
             let c = &marginal.contrasts[i];
-            let scale = if spec.kind == MetricKind::Rate { 100.0 } else { 1.0 };
-            let unit = if spec.kind == MetricKind::Rate { " pp" } else { "" };
+            let scale = if spec.kind == MetricKind::Rate {
+                100.0
+            } else {
+                1.0
+            };
+            let unit = if spec.kind == MetricKind::Rate {
+                " pp"
+            } else {
+                ""
+            };
             let decimals = if spec.kind == MetricKind::Rate { 1 } else { 4 };
             let mut part = format!(
                 "{} {:+.*}{unit} [{:+.*}, {:+.*}]",
@@ -632,9 +650,7 @@ fn verdict_section(out: &mut String, report: &Report) {
             ),
         };
         if let Some(secondary) = secondary {
-            if point.disagreements.is_empty()
-                && !matches!(point.verdict, Verdict::NoMarginals)
-            {
+            if point.disagreements.is_empty() && !matches!(point.verdict, Verdict::NoMarginals) {
                 let _ = writeln!(
                     out,
                     "{} and {} rank the layers' marginals the same way",

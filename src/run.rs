@@ -74,11 +74,8 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         (None, None) => return Err(format!("`{}` names no game; pass --game", program.module)),
     };
     let kind = registry.get(game_name)?;
-    let (instances, options) = harness::plan::instances_and_options(
-        &kind.manifest(),
-        args.instance,
-        &args.options,
-    )?;
+    let (instances, options) =
+        harness::plan::instances_and_options(&kind.manifest(), args.instance, &args.options)?;
     let sources_files = &sources.files;
     // Runtime errors name a span in one of the program's files; render it against that file.
     let source_of = |error: &RuntimeError| -> (String, String) {

@@ -74,7 +74,10 @@ pub struct TraceFile {
 impl TraceFile {
     /// The 1-based line and column (in bytes) of a byte offset.
     pub fn line_column(&self, offset: u32) -> (u32, u32) {
-        let line = self.line_starts.partition_point(|&start| start <= offset).max(1);
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= offset)
+            .max(1);
         let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
         (line as u32, offset - start + 1)
     }
@@ -83,10 +86,7 @@ impl TraceFile {
 /// What an event records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-#[serde(bound(
-    serialize = "V: Serialize",
-    deserialize = "V: Deserialize<'de>"
-))]
+#[serde(bound(serialize = "V: Serialize", deserialize = "V: Deserialize<'de>"))]
 pub enum EventKind<V = Value> {
     /// The first event of every trace: the program's source files, which [`SrcSpan::file`]
     /// indexes.

@@ -279,7 +279,10 @@ impl GameManifest {
                     .iter()
                     .find(|option| &option.name == name)
                     .ok_or_else(|| {
-                        format!("instance set `{}` implies unknown option `{name}`", set.name)
+                        format!(
+                            "instance set `{}` implies unknown option `{name}`",
+                            set.name
+                        )
                     })?;
                 option.parse(value)?;
             }
@@ -392,7 +395,10 @@ mod tests {
             .unwrap_err();
         assert!(error.contains("the options are rules"), "{error}");
         let error = manifest
-            .options(&[("rules".into(), "easy".into()), ("rules".into(), "hard".into())])
+            .options(&[
+                ("rules".into(), "easy".into()),
+                ("rules".into(), "hard".into()),
+            ])
             .unwrap_err();
         assert!(error.contains("given twice"), "{error}");
     }

@@ -207,12 +207,10 @@ pub fn turns(events: &[TraceEvent]) -> (Vec<TurnRow>, Option<EpisodeEnd>) {
                 error.message,
                 at()
             )),
-            Kind::Error { error } => row.problems.push(format!(
-                "error {}: {}{}",
-                error.code,
-                error.message,
-                at()
-            )),
+            Kind::Error { error } => {
+                row.problems
+                    .push(format!("error {}: {}{}", error.code, error.message, at()))
+            }
             _ => {}
         }
     }
@@ -250,7 +248,9 @@ pub fn field_series(events: &[TraceEvent], field: &str) -> Option<Vec<SeriesPoin
                 revised: false,
             });
         }
-        let Some(point) = points.last_mut() else { continue };
+        let Some(point) = points.last_mut() else {
+            continue;
+        };
         match &event.kind {
             Kind::Patch { field: f, new, .. } => {
                 apply_patch(&mut current, &mut seen, f, new, &state);
@@ -272,7 +272,9 @@ fn split_field(events: &[TraceEvent], field: &str) -> Option<(String, Vec<String
         let state = parts[..n].join(".");
         let patched = events.iter().any(|event| match &event.kind {
             Kind::Patch { field: f, .. } => {
-                *f == state || f.starts_with(&format!("{state}.")) || state.starts_with(&format!("{f}."))
+                *f == state
+                    || f.starts_with(&format!("{state}."))
+                    || state.starts_with(&format!("{f}."))
             }
             _ => false,
         });
@@ -286,7 +288,13 @@ fn split_field(events: &[TraceEvent], field: &str) -> Option<(String, Vec<String
 }
 
 /// Applies a patch of `field` (the whole state field or a path inside it) to `current`.
-fn apply_patch(current: &mut Option<Value>, seen: &mut bool, field: &str, new: &Value, state: &str) {
+fn apply_patch(
+    current: &mut Option<Value>,
+    seen: &mut bool,
+    field: &str,
+    new: &Value,
+    state: &str,
+) {
     if field == state {
         *current = Some(new.clone());
         *seen = true;
@@ -416,7 +424,10 @@ pub(crate) mod tests {
         let events = parse(TRACE, "t").unwrap();
         let (rows, end) = turns(&events);
         assert_eq!(rows.len(), 4);
-        assert_eq!(rows[0].action.as_deref(), Some("probe {question: row:B, score: 0.03}"));
+        assert_eq!(
+            rows[0].action.as_deref(),
+            Some("probe {question: row:B, score: 0.03}")
+        );
         assert_eq!(rows[0].rule_at.as_deref(), Some("b.harness:2:2"));
         assert_eq!(rows[0].previews, 2);
         assert_eq!(rows[0].best_preview, Some(("ask row:B".to_string(), 0.03)));

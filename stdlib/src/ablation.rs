@@ -200,10 +200,7 @@ pub fn verdict(marginals: &[LayerMarginal], better: Better) -> Verdict {
         return Verdict::NoMarginals;
     }
     let gain = |m: &LayerMarginal| improvement(better, m.primary);
-    let best = marginals
-        .iter()
-        .map(gain)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let best = marginals.iter().map(gain).fold(f64::NEG_INFINITY, f64::max);
     if best <= 0.0 {
         return Verdict::NoPositiveMarginal;
     }
@@ -322,7 +319,13 @@ mod tests {
     use harness_runtime::MetricRole;
 
     fn rate() -> MetricSpec {
-        MetricSpec::new("won", MetricKind::Rate, Better::Higher, MetricRole::Primary, "")
+        MetricSpec::new(
+            "won",
+            MetricKind::Rate,
+            Better::Higher,
+            MetricRole::Primary,
+            "",
+        )
     }
 
     fn samples(values: &[f64]) -> Vec<Sample> {

@@ -120,11 +120,7 @@ pub fn paired_bootstrap(
     level: f64,
     seed: u64,
 ) -> Interval {
-    let differences: Vec<f64> = treatment
-        .iter()
-        .zip(baseline)
-        .map(|(t, b)| t - b)
-        .collect();
+    let differences: Vec<f64> = treatment.iter().zip(baseline).map(|(t, b)| t - b).collect();
     bootstrap_mean(&differences, resamples, level, seed)
 }
 

@@ -3,8 +3,8 @@
 //! makes ending in located runtime diagnostics.
 
 use harness_runtime::{
-    EndReason, EpisodeResult, EventKind, GameKind, GameOptions, Limits, Machine, RngStreams, Switches,
-    run_episode, to_json_lines,
+    EndReason, EpisodeResult, EventKind, GameKind, GameOptions, Limits, Machine, RngStreams,
+    Switches, run_episode, to_json_lines,
 };
 use harness_search::LineSearch;
 use harness_tests::search_example::{self as search_ir, Variant, natives, text_at};

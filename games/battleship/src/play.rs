@@ -19,7 +19,8 @@ use std::sync::Arc;
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
     Effect, Game as RuntimeGame, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec,
-    NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType, RngStreams, Value,
+    NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType, RngStreams,
+    Value,
 };
 
 use crate::belief::{
@@ -66,7 +67,9 @@ fn protocol_name(protocol: Protocol) -> &'static str {
 
 fn board(protocol: Protocol, instance: &str) -> Result<Board, String> {
     let unknown = || {
-        format!("unknown board `{instance}`: the boards are B01 to B18 (e.g. `--instances B01,B07`)")
+        format!(
+            "unknown board `{instance}`: the boards are B01 to B18 (e.g. `--instances B01,B07`)"
+        )
     };
     let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
     match protocol {
@@ -83,22 +86,51 @@ pub fn manifest() -> GameManifest {
     let suite = |protocol: Protocol, doc: &str| InstanceSet {
         name: protocol_name(protocol).to_string(),
         doc: doc.to_string(),
-        instances: paper::PAPER_BOARD_IDS.iter().map(|id| id.to_string()).collect(),
+        instances: paper::PAPER_BOARD_IDS
+            .iter()
+            .map(|id| id.to_string())
+            .collect(),
         implies: vec![("protocol".to_string(), protocol_name(protocol).to_string())],
     };
     GameManifest {
         metrics: vec![
-            MetricSpec::new("won", Rate, Higher, Primary, "Whether every ship cell was hit within the shot budget.")
-                .labelled("win rate")
-                .counted("wins"),
-            MetricSpec::new("f1", Mean, Higher, Secondary, "F1 of the shots against the ship cells.")
-                .labelled("F1"),
+            MetricSpec::new(
+                "won",
+                Rate,
+                Higher,
+                Primary,
+                "Whether every ship cell was hit within the shot budget.",
+            )
+            .labelled("win rate")
+            .counted("wins"),
+            MetricSpec::new(
+                "f1",
+                Mean,
+                Higher,
+                Secondary,
+                "F1 of the shots against the ship cells.",
+            )
+            .labelled("F1"),
             MetricSpec::new("shots", Count, Lower, Cost, "Shots fired."),
             MetricSpec::new("questions", Count, Lower, Cost, "Questions asked.").labelled("quest"),
             MetricSpec::new("precision", Mean, Higher, Info, "Hits over shots.").hidden(),
-            MetricSpec::new("recall", Mean, Higher, Info, "Ship cells hit over ship cells.").hidden(),
+            MetricSpec::new(
+                "recall",
+                Mean,
+                Higher,
+                Info,
+                "Ship cells hit over ship cells.",
+            )
+            .hidden(),
             MetricSpec::new("hits", Count, Higher, Info, "Shots that hit a ship.").hidden(),
-            MetricSpec::new("ship_cells", Count, Neither, Info, "Cells covered by ships.").hidden(),
+            MetricSpec::new(
+                "ship_cells",
+                Count,
+                Neither,
+                Info,
+                "Cells covered by ships.",
+            )
+            .hidden(),
         ],
         instance_sets: vec![
             suite(

@@ -61,7 +61,9 @@ pub fn render_instance(protocol: Protocol, id: &str) -> Result<String, String> {
         Protocol::Grand => {
             let board = grand_board(index)
                 .ok_or_else(|| format!("unknown board `{id}`"))?
-                .map_err(|error: ParseBoardError| format!("board `{id}` does not parse: {error}"))?;
+                .map_err(|error: ParseBoardError| {
+                    format!("board `{id}` does not parse: {error}")
+                })?;
             Ok(render_board(
                 &format!("{} grand, seeds 42, 111, 1337", GRAND_BOARD_IDS[index]),
                 &board,
