@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use harness_compiler::ir::Program;
 use harness_runtime::{Limits, LlmHost};
 
 use crate::exec::{self, Experiment};
@@ -52,8 +53,6 @@ pub struct Request {
     pub resume: Option<PathBuf>,
     /// Worker threads (0: one per core).
     pub threads: usize,
-    /// The LLM configuration to record (never a key), `None` without an LLM.
-    pub llm: Option<serde_json::Value>,
     /// `--tag`.
     pub tags: Vec<String>,
     /// The run's start, in seconds since the Unix epoch (the caller reads the clock).
@@ -62,13 +61,33 @@ pub struct Request {
     pub git_commit: Option<String>,
 }
 
-/// What the caller supplies to a run.
-pub struct Hooks<'a> {
-    /// Makes each episode's LLM host (`None`: no LLM).
-    pub llm: &'a (dyn Fn(&Unit) -> Option<Box<dyn LlmHost>> + Sync),
+/// What the caller supplies to a run: its LLM and its progress display.
+pub trait Hooks: Sync {
+    /// Called once the harness is compiled, before a folder is made or an episode runs: checks
+    /// the LLM configuration against the program (and may probe its server), and returns the
+    /// LLM settings to record in the manifest (`None`: no LLM). An error stops the run.
+    fn prepare(&self, program: &Program) -> Result<Option<serde_json::Value>, String> {
+        let _ = program;
+        Ok(None)
+    }
+
+    /// Makes one episode's LLM host (`None`: no LLM, every call fails as `NotConfigured`). A
+    /// fresh host per episode keeps per-episode budgets apart.
+    fn llm(&self, unit: &Unit) -> Option<Box<dyn LlmHost>> {
+        let _ = unit;
+        None
+    }
+
     /// Told what happens, from any worker thread.
-    pub progress: &'a (dyn Fn(Progress<'_>) + Sync),
+    fn progress(&self, event: Progress<'_>) {
+        let _ = event;
+    }
 }
+
+/// No LLM and no progress display.
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}
 
 /// What a run tells its caller while it goes.
 pub enum Progress<'a> {
@@ -127,14 +146,14 @@ type NamedArm = (String, Vec<String>, Vec<(String, String)>);
 pub fn ablate(
     registry: &Registry,
     request: &Request,
-    hooks: &Hooks<'_>,
+    hooks: &dyn Hooks,
 ) -> Result<Outcome, AblateError> {
     let (folder, experiment) = match &request.resume {
-        Some(dir) => resume(registry, request, dir)?,
-        None => start(registry, request)?,
+        Some(dir) => resume(registry, hooks, dir)?,
+        None => start(registry, request, hooks)?,
     };
     let (done, pending) = folder.records().map_err(|e| e.to_string())?;
-    (hooks.progress)(Progress::Start {
+    hooks.progress(Progress::Start {
         folder: &folder,
         planned: done.len() + pending.len(),
         finished: done.len(),
@@ -143,7 +162,7 @@ pub fn ablate(
         &experiment,
         &pending,
         request.threads,
-        hooks.llm,
+        &|unit| hooks.llm(unit),
         &|unit, played| {
             if !played.llm_calls.is_empty() {
                 folder
@@ -153,7 +172,7 @@ pub fn ablate(
             folder
                 .record_game(unit, &played.record, &played.trace)
                 .map_err(|error| error.to_string())?;
-            (hooks.progress)(Progress::Finished(&played.record));
+            hooks.progress(Progress::Finished(&played.record));
             Ok(())
         },
     )?;
@@ -205,7 +224,11 @@ fn game_of(
 }
 
 /// Starts a new run from the request.
-fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experiment), AblateError> {
+fn start(
+    registry: &Registry,
+    request: &Request,
+    hooks: &dyn Hooks,
+) -> Result<(RunFolder, Experiment), AblateError> {
     let sources = Sources::load(request.harness.as_deref())?;
     let program = compile(registry, &sources, request.module.as_deref())?;
     let kind = game_of(registry, &program)?;
@@ -348,6 +371,7 @@ fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experimen
         seeds,
         replicates,
     };
+    let llm = hooks.prepare(&program)?;
     let experiment = Experiment::new(
         program.clone(),
         kind.clone(),
@@ -377,7 +401,7 @@ fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experimen
         settings,
         set_json: request.set_json.clone(),
         effective: experiment.effective(),
-        llm: request.llm.clone(),
+        llm,
         tags: request.tags.clone(),
     };
     std::fs::create_dir_all(&request.out)
@@ -390,7 +414,7 @@ fn start(registry: &Registry, request: &Request) -> Result<(RunFolder, Experimen
 /// be unchanged and the LLM configuration the same.
 fn resume(
     registry: &Registry,
-    request: &Request,
+    hooks: &dyn Hooks,
     dir: &std::path::Path,
 ) -> Result<(RunFolder, Experiment), AblateError> {
     let folder = RunFolder::open(dir).map_err(|error| error.to_string())?;
@@ -403,7 +427,9 @@ fn resume(
         )
         .into());
     }
-    if request.llm != manifest.llm {
+    let program = compile(registry, &sources, Some(&manifest.module))?;
+    let llm = hooks.prepare(&program)?;
+    if llm != manifest.llm {
         let show = |llm: &Option<serde_json::Value>| {
             llm.as_ref()
                 .map_or("no LLM".to_string(), |value| value.to_string())
@@ -411,11 +437,10 @@ fn resume(
         return Err(format!(
             "the run was started with {} but is resumed with {}; resume it with the same --llm-* flags",
             show(&manifest.llm),
-            show(&request.llm)
+            show(&llm)
         )
         .into());
     }
-    let program = compile(registry, &sources, Some(&manifest.module))?;
     let kind = game_of(registry, &program)?;
     let options = kind.manifest().options(&manifest.game_options)?;
     let experiment = Experiment::new(

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use clap::{Args, ValueEnum};
 use harness::ablate::{AblateError, Hooks, Progress, Request};
@@ -170,7 +170,6 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         out: args.out.clone(),
         resume: args.resume.clone(),
         threads: args.jobs.unwrap_or(0),
-        llm: args.llm.describe(),
         tags: args.tags.clone(),
         now,
         git_commit: option_env!("HARNESS_GIT_COMMIT").map(str::to_string),
@@ -188,17 +187,40 @@ pub fn run(args: &AblateArgs) -> ExitCode {
     }
 }
 
-fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
-    let request = request(args)?;
-    let client = args.llm.client()?;
-    let quiet = args.format != ReportFormat::Human;
-    let bar: Mutex<Option<ProgressBar>> = Mutex::new(None);
-    let llm = |_unit: &harness::plan::Unit| -> Option<Box<dyn LlmHost>> {
-        // One host per episode: its per-game budget counts this episode's calls only.
-        llm_args::host(&client).map(|host| Box::new(host) as Box<dyn LlmHost>)
-    };
-    let progress = |event: Progress<'_>| {
-        let Ok(mut bar) = bar.lock() else {
+/// The command line's side of a run: the LLM the flags configure, and a progress bar.
+struct CliHooks<'a> {
+    llm: &'a llm_args::LlmArgs,
+    setup: OnceLock<Option<llm_args::LlmSetup>>,
+    bar: Mutex<Option<ProgressBar>>,
+    quiet: bool,
+}
+
+impl Hooks for CliHooks<'_> {
+    fn prepare(
+        &self,
+        program: &harness_compiler::ir::Program,
+    ) -> Result<Option<serde_json::Value>, String> {
+        // Every LLM setting is checked (and the server probed) before the folder is made.
+        let setup = self.llm.setup(program)?;
+        for warning in setup.iter().flat_map(|setup| setup.warnings()) {
+            eprintln!("warning: {warning}");
+        }
+        let settings = setup
+            .as_ref()
+            .map(|setup| serde_json::to_value(setup.settings()))
+            .transpose()
+            .map_err(|error| error.to_string())?;
+        let _ = self.setup.set(setup);
+        Ok(settings)
+    }
+
+    fn llm(&self, unit: &harness::plan::Unit) -> Option<Box<dyn LlmHost>> {
+        let setup = self.setup.get()?.as_ref()?;
+        Some(Box::new(setup.host(unit.llm_replicate())))
+    }
+
+    fn progress(&self, event: Progress<'_>) {
+        let Ok(mut bar) = self.bar.lock() else {
             return;
         };
         match event {
@@ -207,7 +229,7 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
                 planned,
                 finished,
             } => {
-                if !quiet {
+                if !self.quiet {
                     eprintln!(
                         "run {}: {planned} episodes ({finished} already finished) in {}",
                         folder.manifest().run_id,
@@ -229,18 +251,30 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
                 }
             }
         }
+    }
+}
+
+fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
+    let request = request(args)?;
+    let hooks = CliHooks {
+        llm: &args.llm,
+        setup: OnceLock::new(),
+        bar: Mutex::new(None),
+        quiet: args.format != ReportFormat::Human,
     };
     let registry = Registry::standard();
-    let outcome = harness::ablate::ablate(
-        &registry,
-        &request,
-        &Hooks {
-            llm: &llm,
-            progress: &progress,
-        },
-    );
-    if let Ok(Some(bar)) = bar.lock().map(|mut bar| bar.take()) {
+    let outcome = harness::ablate::ablate(&registry, &request, &hooks);
+    if let Ok(Some(bar)) = hooks.bar.lock().map(|mut bar| bar.take()) {
         bar.finish_and_clear();
+    }
+    for note in hooks
+        .setup
+        .get()
+        .into_iter()
+        .flatten()
+        .flat_map(|setup| setup.notes())
+    {
+        eprintln!("note: {note}");
     }
     let outcome = match outcome {
         Ok(outcome) => outcome,

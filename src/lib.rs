@@ -4,7 +4,7 @@
 //! This is the library half of the `harness` package; `src/main.rs` is the command line over
 //! it. It sits at the edge of the pipeline, so unlike the library crates it reads and writes
 //! files (harness sources, result folders), but it never prints, reads the clock or draws
-//! progress: the caller does (see `docs/decisions/0009-experiment-engine.md`).
+//! progress: the caller does (see `docs/decisions/0010-experiment-engine.md`).
 
 pub mod ablate;
 pub mod exec;

@@ -71,6 +71,15 @@ pub struct Unit {
     pub replicate: u32,
 }
 
+impl Unit {
+    /// The number that tells this episode's LLM calls from those of the other episodes of the
+    /// same request: the seed for replicate 0 (so a single replicate numbers its calls by seed,
+    /// as `harness run` does), and the seed with the replicate in the high bits otherwise.
+    pub fn llm_replicate(&self) -> u64 {
+        self.seed ^ (u64::from(self.replicate) << 40)
+    }
+}
+
 impl Plan {
     /// Every unit, arm by arm, then instance, seed and replicate: the order of the report's
     /// samples (bootstrap draws depend on it).

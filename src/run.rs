@@ -110,8 +110,11 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         return Err("--instance names one instance; `harness ablate` runs several".into());
     }
     let instance = instances.first().cloned().unwrap_or_default();
-    let client = args.llm.client()?;
-    let host = crate::llm_args::host(&client);
+    let llm = args.llm.setup(&program)?;
+    for warning in llm.iter().flat_map(|setup| setup.warnings()) {
+        eprintln!("warning: {warning}");
+    }
+    let host = crate::llm_args::host(&llm, args.seed);
     let mut game = kind.start(&instance, &options, &RngStreams::new(args.seed))?;
     let result = run_episode_with_llm(
         &machine,
@@ -119,6 +122,9 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         host.as_ref().map(|h| h as &dyn LlmHost),
     );
 
+    for note in llm.iter().flat_map(|setup| setup.notes()) {
+        eprintln!("note: {note}");
+    }
     if let Some(trace) = args.trace {
         let mut text = to_json_lines(&[trace_header(&sources.file_table(&program))]);
         text.push_str(&to_json_lines(&result.events));
@@ -134,6 +140,7 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
             "seed": args.seed,
             "layers": machine.enabled_layers(),
             "config": machine.config_values(),
+            "llm": llm.as_ref().map(|setup| setup.settings()),
             "result": &result,
         });
         println!(
@@ -339,10 +346,20 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                         .iter()
                         .map(|c| c.accounting.latency_ms)
                         .sum();
+                    // The simulated model's figures are a test instrument's, never a model's.
+                    let simulated = result
+                        .llm_calls
+                        .iter()
+                        .any(|c| c.accounting.provider == "sim");
                     let _ = writeln!(
                         out,
-                        "llm calls: {} ({ok} ok), {latency} ms in total",
-                        result.llm_calls.len()
+                        "llm calls: {} ({ok} ok), {latency} ms in total{}",
+                        result.llm_calls.len(),
+                        if simulated {
+                            " (simulated model: a test instrument, not a model's figures)"
+                        } else {
+                            ""
+                        }
                     );
                 }
             }

@@ -27,6 +27,7 @@ use crate::ir::{self, LayerId};
 use crate::signatures::{Builtin, BuiltinKind, SignatureSet, type_constructor};
 use crate::split::ChunkKind;
 use crate::types::Ty;
+use crate::visit::{Visit, walk};
 
 /// What kind of user definition a [`Symbol::Def`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2285,142 +2286,16 @@ impl Walker<'_, '_> {
 
 /// Collects the type of every expression of a chunk's IR, with chunk-relative spans.
 fn collect_chunk_types(ir: &ChunkIr, out: &mut Vec<(Span, Ty)>) {
-    let bodies = ir
-        .consts
-        .iter()
-        .map(|(_, c)| &c.value)
-        .chain(ir.config.iter().map(|(_, p)| &p.default))
-        .chain(ir.tunables.iter().map(|(_, p)| &p.default))
-        .chain(ir.fns.iter().map(|(_, f)| &f.body))
-        .chain(ir.state.iter().map(|(_, s)| &s.init))
-        .chain(ir.computed.iter().map(|(_, c)| &c.body));
-    for body in bodies {
-        collect_expr_types(&body.expr, out);
-    }
-    for (_, action) in &ir.actions {
-        for expr in action
-            .available
-            .iter()
-            .chain(action.requires.iter().map(|r| &r.cond))
-        {
-            collect_expr_types(expr, out);
-        }
-        collect_stmt_types(&action.body, out);
-    }
-    for model in &ir.models {
-        for branch in &model.branches {
-            branch
-                .args
-                .iter()
-                .chain(branch.probability.iter())
-                .for_each(|e| collect_expr_types(e, out));
+    struct Types<'o>(&'o mut Vec<(Span, Ty)>);
+    impl Visit for Types<'_> {
+        fn expr(&mut self, expr: &ir::Expr) {
+            let span = Span {
+                start: expr.span.start,
+                end: expr.span.end,
+            };
+            self.0.push((span, expr.ty.clone()));
+            walk::expr(self, expr);
         }
     }
-    ir.handlers
-        .iter()
-        .for_each(|h| collect_stmt_types(&h.body, out));
-    for rule in &ir.rules {
-        collect_guard_types(&rule.guards, out);
-        rule.args.iter().for_each(|e| collect_expr_types(e, out));
-    }
-    for revise in &ir.revises {
-        collect_expr_types(&revise.cond, out);
-        collect_stmt_types(&revise.body, out);
-    }
-}
-
-fn collect_guard_types(guards: &[ir::Guard], out: &mut Vec<(Span, Ty)>) {
-    for guard in guards {
-        match guard {
-            ir::Guard::Cond(e) | ir::Guard::Let(_, e) => collect_expr_types(e, out),
-        }
-    }
-}
-
-fn collect_stmt_types(stmts: &[ir::Stmt], out: &mut Vec<(Span, Ty)>) {
-    for stmt in stmts {
-        match &stmt.kind {
-            ir::StmtKind::Let(_, e) | ir::StmtKind::Revise { value: e, .. } => {
-                collect_expr_types(e, out)
-            }
-            ir::StmtKind::Patch { place, value, .. } => {
-                for step in &place.path {
-                    if let ir::PlaceStep::Index(e) = step {
-                        collect_expr_types(e, out);
-                    }
-                }
-                collect_expr_types(value, out);
-            }
-            ir::StmtKind::Emit { args, .. } | ir::StmtKind::LetLlm { args, .. } => {
-                args.iter().for_each(|e| collect_expr_types(e, out))
-            }
-            ir::StmtKind::If {
-                guards,
-                then,
-                otherwise,
-            } => {
-                collect_guard_types(guards, out);
-                collect_stmt_types(then, out);
-                collect_stmt_types(otherwise, out);
-            }
-        }
-    }
-}
-
-fn collect_expr_types(expr: &ir::Expr, out: &mut Vec<(Span, Ty)>) {
-    use ir::ExprKind as K;
-    out.push((
-        Span {
-            start: expr.span.start,
-            end: expr.span.end,
-        },
-        expr.ty.clone(),
-    ));
-    match &expr.kind {
-        K::GameCall { args, .. }
-        | K::CallFn { args, .. }
-        | K::CallBuiltin { args, .. }
-        | K::SimNext { args, .. } => args.iter().for_each(|a| collect_expr_types(a, out)),
-        K::Variant { payload: items, .. } | K::Record(items) | K::List(items) | K::Set(items) => {
-            items.iter().for_each(|a| collect_expr_types(a, out))
-        }
-        K::Closure { body: inner, .. }
-        | K::Some(inner)
-        | K::Field(inner, _)
-        | K::Unary(_, inner)
-        | K::SnapshotRead {
-            snapshot: inner, ..
-        } => collect_expr_types(inner, out),
-        K::Index(a, b) | K::Binary(_, a, b) => {
-            collect_expr_types(a, out);
-            collect_expr_types(b, out);
-        }
-        K::If {
-            guards,
-            then,
-            otherwise,
-        } => {
-            collect_guard_types(guards, out);
-            collect_expr_types(then, out);
-            collect_expr_types(otherwise, out);
-        }
-        K::Match(scrutinee, arms) => {
-            collect_expr_types(scrutinee, out);
-            arms.iter()
-                .for_each(|arm| collect_expr_types(&arm.body, out));
-        }
-        K::Let { value, body, .. } => {
-            collect_expr_types(value, out);
-            collect_expr_types(body, out);
-        }
-        K::Lit(_)
-        | K::Local(_)
-        | K::Member(_)
-        | K::Config(_)
-        | K::Const(_)
-        | K::GameProperty(_)
-        | K::FnRef(_)
-        | K::EmptyMap
-        | K::None => {}
-    }
+    walk::chunk(&mut Types(out), ir);
 }

@@ -174,8 +174,9 @@ pub const LLM_FAILURE_ENUM: &str = "LlmFailure";
 
 /// The variants of [`LLM_FAILURE_ENUM`], in declaration order: the kinds of failure an LLM call
 /// can end in. `NotConfigured` is a call made without an LLM host; `InPreview` a call reached
-/// inside a `sim.next` preview, which never calls out.
-pub const LLM_FAILURE_VARIANTS: [&str; 10] = [
+/// inside a `sim.next` preview, which never calls out; `Invalid` a reply that fails the item's
+/// `ensure`; `RequestTooLarge` a prompt over the transport's size limit, never sent.
+pub const LLM_FAILURE_VARIANTS: [&str; 12] = [
     "Transport",
     "Timeout",
     "HttpStatus",
@@ -186,6 +187,8 @@ pub const LLM_FAILURE_VARIANTS: [&str; 10] = [
     "ReplayMissing",
     "NotConfigured",
     "InPreview",
+    "Invalid",
+    "RequestTooLarge",
 ];
 
 /// The name of the result enum of LLM calls replying with `reply`: `LlmResult<Reply>`, with the

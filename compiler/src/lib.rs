@@ -6,11 +6,11 @@
 //! this crate depends on neither the runtime nor the standard library.
 //!
 //! The pipeline: [`split`] cuts a file into chunks (items and layer members), [`parse`] parses a
-//! chunk, [`env`](mod@env) builds every module's scope from the chunks' signatures, [`check`] checks and
-//! lowers one chunk, [`global`] runs the whole-program checks, [`lower`] assembles the IR. The
-//! [`db`] module wires these as salsa queries so that an edit re-checks only what it affects.
-//! [`ide`] answers an editor's questions (hover, definition, references, completion...) from the
-//! same queries.
+//! chunk, [`env`](mod@env) builds every module's scope from the chunks' signatures, [`check`]
+//! checks and lowers one chunk, [`global`] runs the whole-program checks, [`lower`] assembles the
+//! IR; [`visit`] is the one walk over the IR that every traversal uses. The [`db`] module wires
+//! these as salsa queries so that an edit re-checks only what it affects. [`ide`] answers an
+//! editor's questions (hover, definition, references, completion...) from the same queries.
 
 pub mod check;
 pub mod codes;
@@ -25,6 +25,7 @@ pub mod parse;
 pub mod signatures;
 pub mod split;
 pub mod types;
+pub mod visit;
 mod workspace;
 
 pub use diagnostic::{Diagnostic, Severity};

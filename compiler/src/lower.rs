@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::check::ChunkIr;
 use crate::env::Scope;
 use crate::ir::{self, SrcSpan};
+use crate::visit::{VisitMut, walk_mut};
 
 /// A lowered chunk with where it sits: the file index in the program and the chunk's offset.
 pub struct Placed<'a> {
@@ -58,92 +59,30 @@ pub fn assemble(
         })
         .collect();
     for placed in chunks {
-        let shift = Shift {
-            file: placed.file,
-            offset: placed.offset,
-        };
-        let chunk = placed.ir.clone();
-        for (id, mut it) in chunk.consts {
-            shift.body(&mut it.value);
-            it.span = shift.span(it.span);
-            consts.insert(id, it);
-        }
-        for (id, mut it) in chunk.config {
-            shift.body(&mut it.default);
-            it.span = shift.span(it.span);
-            config.insert(id, it);
-        }
-        for (id, mut it) in chunk.errors {
-            it.span = shift.span(it.span);
-            errors.insert(id, it);
-        }
-        for (id, mut it) in chunk.fns {
-            shift.body(&mut it.body);
-            it.span = shift.span(it.span);
-            fns.insert(id, it);
-        }
-        for (id, mut it) in chunk.state {
-            shift.body(&mut it.init);
-            it.span = shift.span(it.span);
-            state.insert(id, it);
-        }
-        for (id, mut it) in chunk.tunables {
-            shift.body(&mut it.default);
-            it.span = shift.span(it.span);
-            tunables.insert(id, it);
-        }
-        for (id, mut it) in chunk.computed {
-            shift.body(&mut it.body);
-            it.span = shift.span(it.span);
-            computed.insert(id, it);
-        }
-        for (id, mut it) in chunk.llms {
-            it.span = shift.span(it.span);
-            llms.insert(id, it);
-        }
-        for (id, mut it) in chunk.actions {
-            if let Some(e) = &mut it.available {
-                shift.expr(e);
-            }
-            for r in &mut it.requires {
-                shift.expr(&mut r.cond);
-                r.span = shift.span(r.span);
-            }
-            shift.stmts(&mut it.body);
-            it.span = shift.span(it.span);
-            actions.insert(id, it);
-        }
+        let mut chunk = placed.ir.clone();
+        walk_mut::chunk(
+            &mut Shift {
+                file: placed.file,
+                offset: placed.offset,
+            },
+            &mut chunk,
+        );
+        consts.extend(chunk.consts);
+        config.extend(chunk.config);
+        errors.extend(chunk.errors);
+        fns.extend(chunk.fns);
+        state.extend(chunk.state);
+        tunables.extend(chunk.tunables);
+        computed.extend(chunk.computed);
+        llms.extend(chunk.llms);
+        actions.extend(chunk.actions);
         let Some(layer) = placed.layer.and_then(|id| layers.get_mut(id.index())) else {
             continue;
         };
-        for mut it in chunk.models {
-            for b in &mut it.branches {
-                b.args.iter_mut().for_each(|e| shift.expr(e));
-                if let Some(p) = &mut b.probability {
-                    shift.expr(p);
-                }
-                b.span = shift.span(b.span);
-            }
-            it.span = shift.span(it.span);
-            layer.models.push(it);
-        }
-        for mut it in chunk.handlers {
-            shift.stmts(&mut it.body);
-            it.span = shift.span(it.span);
-            layer.handlers.push(it);
-        }
-        for mut it in chunk.rules {
-            shift.guards(&mut it.guards);
-            it.args.iter_mut().for_each(|e| shift.expr(e));
-            it.span = shift.span(it.span);
-            layer.decide.push(it);
-        }
-        for mut it in chunk.revises {
-            shift.expr(&mut it.cond);
-            shift.stmts(&mut it.body);
-            it.span = shift.span(it.span);
-            layer.revise.push(it);
-        }
+        layer.models.extend(chunk.models);
+        layer.handlers.extend(chunk.handlers);
+        layer.decide.extend(chunk.rules);
+        layer.revise.extend(chunk.revises);
     }
     for (index, info) in scope.layers.iter().enumerate() {
         let layer = &mut layers[index];
@@ -223,130 +162,12 @@ struct Shift {
     offset: u32,
 }
 
-impl Shift {
-    fn span(&self, span: SrcSpan) -> SrcSpan {
-        SrcSpan {
+impl VisitMut for Shift {
+    fn span(&mut self, span: &mut SrcSpan) {
+        *span = SrcSpan {
             file: self.file,
             start: span.start + self.offset,
             end: span.end + self.offset,
-        }
-    }
-
-    fn body(&self, body: &mut ir::Body) {
-        self.expr(&mut body.expr);
-    }
-
-    fn pattern(&self, pattern: &mut ir::Pattern) {
-        pattern.span = self.span(pattern.span);
-        match &mut pattern.kind {
-            ir::PatternKind::Some(inner) => self.pattern(inner),
-            ir::PatternKind::Variant { payload, .. } => {
-                payload.iter_mut().for_each(|p| self.pattern(p))
-            }
-            _ => {}
-        }
-    }
-
-    fn guards(&self, guards: &mut [ir::Guard]) {
-        for guard in guards {
-            match guard {
-                ir::Guard::Cond(e) => self.expr(e),
-                ir::Guard::Let(p, e) => {
-                    self.pattern(p);
-                    self.expr(e);
-                }
-            }
-        }
-    }
-
-    fn stmts(&self, stmts: &mut [ir::Stmt]) {
-        for stmt in stmts {
-            stmt.span = self.span(stmt.span);
-            match &mut stmt.kind {
-                ir::StmtKind::Let(p, e) => {
-                    self.pattern(p);
-                    self.expr(e);
-                }
-                ir::StmtKind::Revise { value, .. } => self.expr(value),
-                ir::StmtKind::Patch { place, value, .. } => {
-                    for step in &mut place.path {
-                        if let ir::PlaceStep::Index(e) = step {
-                            self.expr(e);
-                        }
-                    }
-                    self.expr(value);
-                }
-                ir::StmtKind::Emit { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
-                ir::StmtKind::LetLlm { pattern, args, .. } => {
-                    self.pattern(pattern);
-                    args.iter_mut().for_each(|a| self.expr(a));
-                }
-                ir::StmtKind::If {
-                    guards,
-                    then,
-                    otherwise,
-                } => {
-                    self.guards(guards);
-                    self.stmts(then);
-                    self.stmts(otherwise);
-                }
-            }
-        }
-    }
-
-    fn expr(&self, expr: &mut ir::Expr) {
-        expr.span = self.span(expr.span);
-        use ir::ExprKind as K;
-        match &mut expr.kind {
-            K::GameCall { args, .. }
-            | K::CallFn { args, .. }
-            | K::CallBuiltin { args, .. }
-            | K::SimNext { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
-            K::Variant { payload, .. } => payload.iter_mut().for_each(|a| self.expr(a)),
-            K::Record(items) | K::List(items) | K::Set(items) => {
-                items.iter_mut().for_each(|a| self.expr(a))
-            }
-            K::Closure { body, .. } => self.expr(body),
-            K::Some(inner) | K::Field(inner, _) | K::Unary(_, inner) => self.expr(inner),
-            K::SnapshotRead { snapshot, .. } => self.expr(snapshot),
-            K::Index(a, b) | K::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            K::If {
-                guards,
-                then,
-                otherwise,
-            } => {
-                self.guards(guards);
-                self.expr(then);
-                self.expr(otherwise);
-            }
-            K::Match(scrutinee, arms) => {
-                self.expr(scrutinee);
-                for arm in arms {
-                    self.pattern(&mut arm.pattern);
-                    self.expr(&mut arm.body);
-                }
-            }
-            K::Let {
-                pattern,
-                value,
-                body,
-            } => {
-                self.pattern(pattern);
-                self.expr(value);
-                self.expr(body);
-            }
-            K::Lit(_)
-            | K::Local(_)
-            | K::Member(_)
-            | K::Config(_)
-            | K::Const(_)
-            | K::GameProperty(_)
-            | K::FnRef(_)
-            | K::EmptyMap
-            | K::None => {}
-        }
+        };
     }
 }

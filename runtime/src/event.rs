@@ -167,6 +167,8 @@ pub enum EventKind<V = Value> {
     LlmCall {
         /// The effect's name.
         effect: String,
+        /// Which attempt of the item's `retry` this was, from 1.
+        attempt: u32,
         /// `ok` or the failure kind (`timeout`, `not_configured`...).
         outcome: String,
         /// The provider, when a call went out or was replayed.

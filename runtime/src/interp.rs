@@ -973,6 +973,8 @@ impl Eval<'_> {
             effect: def.name.clone(),
             system: llm::render(&def.system, def, args),
             user: llm::render(&def.user, def, args),
+            history: Vec::new(),
+            attempt: 1,
             shape: def.shape.clone(),
         };
         let answer = match self.llm {
@@ -1004,6 +1006,7 @@ impl Eval<'_> {
             span,
             kind: EventKind::LlmCall {
                 effect: def.name.clone(),
+                attempt: call.attempt,
                 outcome: outcome.clone(),
                 provider,
                 model,
@@ -1014,6 +1017,7 @@ impl Eval<'_> {
         self.llm_calls.push(LlmCallLog {
             turn,
             effect: def.name.clone(),
+            attempt: call.attempt,
             outcome,
             message,
             accounting,

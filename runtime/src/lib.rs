@@ -63,6 +63,7 @@ pub use event::{Event, EventKind, Phase, TraceEvent, TraceEventKind, TraceFile, 
 pub use game::{Effect, Game, GameKind, Observation};
 pub use llm::{
     LlmAccounting, LlmAnswer, LlmCall, LlmCallLog, LlmFailureInfo, LlmFailureKind, LlmHost,
+    LlmMessage,
 };
 pub use machine::{Limits, Machine, Switches};
 pub use manifest::{

@@ -29,8 +29,22 @@ pub struct LlmCall {
     pub system: String,
     /// The rendered user prompt.
     pub user: String,
+    /// The conversation after the user prompt: for each earlier attempt of a `retry`, the
+    /// model's rejected reply and the rendered feedback on it.
+    pub history: Vec<LlmMessage>,
+    /// Which attempt this is, from 1.
+    pub attempt: u32,
     /// What the reply must look like; the host validates the model's JSON against it.
     pub shape: LlmShape,
+}
+
+/// One message of a conversation with the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LlmMessage {
+    /// `assistant` (the model's reply) or `user` (the harness's feedback).
+    pub role: String,
+    /// The text.
+    pub content: String,
 }
 
 /// The kinds of failure of an LLM call, in the order of the prelude enum `LlmFailure`.
@@ -57,11 +71,15 @@ pub enum LlmFailureKind {
     NotConfigured,
     /// The call was reached inside a `sim.next` preview, which never calls out.
     InPreview,
+    /// The reply has the declared type but fails the item's `ensure`.
+    Invalid,
+    /// The request is larger than the configured limit and was not sent.
+    RequestTooLarge,
 }
 
 impl LlmFailureKind {
     /// Every kind, in the order of [`ir::LLM_FAILURE_VARIANTS`].
-    pub const ALL: [LlmFailureKind; 10] = [
+    pub const ALL: [LlmFailureKind; 12] = [
         LlmFailureKind::Transport,
         LlmFailureKind::Timeout,
         LlmFailureKind::HttpStatus,
@@ -72,6 +90,8 @@ impl LlmFailureKind {
         LlmFailureKind::ReplayMissing,
         LlmFailureKind::NotConfigured,
         LlmFailureKind::InPreview,
+        LlmFailureKind::Invalid,
+        LlmFailureKind::RequestTooLarge,
     ];
 
     /// The variant's index in the prelude enum `LlmFailure`.
@@ -97,6 +117,8 @@ impl LlmFailureKind {
             LlmFailureKind::ReplayMissing => "replay_missing",
             LlmFailureKind::NotConfigured => "not_configured",
             LlmFailureKind::InPreview => "in_preview",
+            LlmFailureKind::Invalid => "invalid",
+            LlmFailureKind::RequestTooLarge => "request_too_large",
         }
     }
 }
@@ -132,6 +154,8 @@ pub struct LlmAccounting {
     pub latency_ms: u64,
     /// HTTP attempts made (0 for a replayed or refused call).
     pub attempts: u32,
+    /// Whether the server refused the reply's JSON Schema and the call went out in JSON mode.
+    pub schema_fallback: bool,
 }
 
 /// A host's answer to one call.
@@ -140,6 +164,8 @@ pub struct LlmAnswer {
     /// The reply as JSON already validated against the call's shape (an object with one entry
     /// per field for a record; a string naming the variant for an enum), or why there is none.
     pub outcome: Result<serde_json::Value, LlmFailureInfo>,
+    /// The model's text, when a reply arrived (valid or not): what a retry quotes back.
+    pub content: Option<String>,
     /// The accounting of the call.
     pub accounting: LlmAccounting,
 }
@@ -152,6 +178,7 @@ impl LlmAnswer {
                 kind,
                 message: message.into(),
             }),
+            content: None,
             accounting: LlmAccounting::default(),
         }
     }
@@ -174,6 +201,8 @@ pub struct LlmCallLog {
     pub turn: u32,
     /// The effect.
     pub effect: String,
+    /// Which attempt of the item's `retry` this was, from 1.
+    pub attempt: u32,
     /// `ok` or the failure kind.
     pub outcome: String,
     /// The failure's message, if the call failed.

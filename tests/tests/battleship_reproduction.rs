@@ -9,7 +9,7 @@
 //! this test pins the checker, the interpreter, `sim.next`, the game bindings and the engine
 //! (plan, executor, result folder, report) together.
 
-use harness::ablate::{Hooks, Progress, Request, ablate};
+use harness::ablate::{NoHooks, Request, ablate};
 use harness::games::Registry;
 use harness::report::Report;
 
@@ -32,15 +32,8 @@ fn compat_run(name: &str, threads: usize) -> (Report, Vec<(String, String)>) {
         threads,
         ..Request::default()
     };
-    let outcome = ablate(
-        &Registry::standard(),
-        &request,
-        &Hooks {
-            llm: &|_| None,
-            progress: &|_: Progress<'_>| {},
-        },
-    )
-    .unwrap_or_else(|error| panic!("{error}"));
+    let outcome =
+        ablate(&Registry::standard(), &request, &NoHooks).unwrap_or_else(|error| panic!("{error}"));
     // Every trace, keyed by its file name, for the determinism check.
     let mut traces = Vec::new();
     for (unit, record) in &outcome.records {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::ablate::{Hooks, Outcome, Progress, Request, ablate};
+use harness::ablate::{NoHooks, Outcome, Request, ablate};
 use harness::games::Registry;
 use harness::lens::{self, View};
 use harness_runtime::TraceEvent;
@@ -20,15 +20,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(request: &Request) -> Result<Outcome, String> {
-    ablate(
-        &Registry::standard(),
-        request,
-        &Hooks {
-            llm: &|_| None,
-            progress: &|_: Progress<'_>| {},
-        },
-    )
-    .map_err(|error| error.to_string())
+    ablate(&Registry::standard(), request, &NoHooks).map_err(|error| error.to_string())
 }
 
 fn request(harness: &str, out: &Path) -> Request {

@@ -59,11 +59,14 @@ fn machine(layers: &[&str]) -> Machine {
 const L4: &[&str] = &["belief", "planning", "reflection", "revision"];
 const L3: &[&str] = &["belief", "planning", "reflection"];
 
+/// The seed of every game here, which is also the replicate of its LLM calls.
+const SEED: u64 = 1;
+
 /// Plays board B03, seed 1.
 fn play(machine: &Machine, host: Option<&dyn LlmHost>) -> EpisodeResult {
     let kind = harness_battleship::play::Battleship;
     let mut game = kind
-        .start("B03", &GameOptions::default(), &RngStreams::new(1))
+        .start("B03", &GameOptions::default(), &RngStreams::new(SEED))
         .expect("the board exists");
     let result = run_episode_with_llm(machine, game.as_mut(), host);
     assert!(
@@ -85,6 +88,7 @@ fn client(base_url: String, timeout_ms: u64, mode: CallMode) -> LlmClient {
         timeout: Duration::from_millis(timeout_ms),
         retry: RetryPolicy::none(),
         budget_per_game: Some(999),
+        ..ClientOptions::default()
     };
     LlmClient::http(config, options, mode)
 }
@@ -185,11 +189,10 @@ fn without_an_llm_every_gate_opening_is_a_not_configured_call_and_l3_is_unchange
 #[test]
 fn correct_answers_are_applied_with_source_llm() {
     let server = TestServer::start(vec![reply(3, 5, 2, 14, 0.45)]);
-    let host = ClientHost::new(client(
-        server.base_url(ProviderKind::Ollama),
-        5_000,
-        CallMode::Live,
-    ));
+    let host = ClientHost::new(
+        client(server.base_url(ProviderKind::Ollama), 5_000, CallMode::Live),
+        SEED,
+    );
     let result = play(&machine(L4), Some(&host));
     let calls = outcomes(&result.events);
     assert!(!calls.is_empty());
@@ -256,11 +259,10 @@ fn malformed_and_invalid_answers_fall_back_to_the_preset() {
         // Each number is in range, but the budgets total 30 > 15: the harness's guard.
         reply(10, 10, 10, 14, 0.5),
     ]);
-    let host = ClientHost::new(client(
-        server.base_url(ProviderKind::Ollama),
-        5_000,
-        CallMode::Live,
-    ));
+    let host = ClientHost::new(
+        client(server.base_url(ProviderKind::Ollama), 5_000, CallMode::Live),
+        SEED,
+    );
     let result = play(&machine(L4), Some(&host));
     let calls = outcomes(&result.events);
     assert!(calls.len() >= 3, "{calls:?}");
@@ -289,11 +291,10 @@ fn malformed_and_invalid_answers_fall_back_to_the_preset() {
 #[test]
 fn a_stalled_server_times_out_every_call_and_the_game_completes() {
     let server = TestServer::start(vec![Behavior::Stall]);
-    let host = ClientHost::new(client(
-        server.base_url(ProviderKind::Ollama),
-        150,
-        CallMode::Live,
-    ));
+    let host = ClientHost::new(
+        client(server.base_url(ProviderKind::Ollama), 150, CallMode::Live),
+        SEED,
+    );
     let result = play(&machine(L4), Some(&host));
     let calls = outcomes(&result.events);
     assert!(!calls.is_empty());
@@ -316,13 +317,16 @@ fn a_recorded_run_replays_offline_with_an_identical_trace() {
     let recorded = {
         let server = TestServer::start(vec![reply(4, 4, 4, 15, 0.5)]);
         let mode = CallMode::Record(Arc::new(DirStore::new(&store.0)));
-        let host = ClientHost::new(client(server.base_url(ProviderKind::Ollama), 5_000, mode));
+        let host = ClientHost::new(
+            client(server.base_url(ProviderKind::Ollama), 5_000, mode),
+            SEED,
+        );
         play(&machine(L4), Some(&host))
     };
     assert!(outcomes(&recorded.events).iter().all(|o| o == "ok"));
     // Replay needs no server: the base URL points nowhere.
     let mode = CallMode::Replay(Arc::new(DirStore::new(&store.0)));
-    let host = ClientHost::new(client(server::closed_port_url(), 5_000, mode));
+    let host = ClientHost::new(client(server::closed_port_url(), 5_000, mode), SEED);
     let replayed = play(&machine(L4), Some(&host));
     assert_eq!(
         to_json_lines(&recorded.events),
@@ -334,7 +338,7 @@ fn a_recorded_run_replays_offline_with_an_identical_trace() {
 fn a_missing_replay_entry_is_a_clear_failure_and_the_preset_applies() {
     let store = Scratch::new("empty");
     let mode = CallMode::Replay(Arc::new(DirStore::new(&store.0)));
-    let host = ClientHost::new(client(server::closed_port_url(), 5_000, mode));
+    let host = ClientHost::new(client(server::closed_port_url(), 5_000, mode), SEED);
     let result = play(&machine(L4), Some(&host));
     let calls = outcomes(&result.events);
     assert!(!calls.is_empty());

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use harness::ablate::{Hooks, Progress, Request, ablate};
+use harness::ablate::{NoHooks, Request, ablate};
 use harness::games::Registry;
 use harness::lens::{self, View};
 use harness_compiler::signatures::GameSig;
@@ -236,10 +236,7 @@ fn a_game_registered_in_one_line_is_checked_run_ablated_and_lensed() {
         out: dir.join("runs"),
         ..Request::default()
     };
-    let hooks = Hooks {
-        llm: &|_| None,
-        progress: &|_: Progress<'_>| {},
-    };
+    let hooks = NoHooks;
     let outcome = ablate(&registry, &request, &hooks).unwrap_or_else(|e| panic!("{e}"));
     let report = &outcome.report;
     assert_eq!(report.arms.len(), 2);

@@ -58,6 +58,13 @@ pub enum LlmFailure {
         /// The declared range, as `[min, max]`.
         range: String,
     },
+    /// The request body is larger than the configured limit; it was not sent.
+    RequestTooLarge {
+        /// The body's size, in bytes.
+        bytes: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The per-game call budget is spent; no request was sent.
     BudgetExhausted {
         /// The budget.
@@ -93,6 +100,8 @@ pub enum OutcomeKind {
     SchemaViolation,
     /// [`LlmFailure::OutOfRange`].
     OutOfRange,
+    /// [`LlmFailure::RequestTooLarge`].
+    RequestTooLarge,
     /// [`LlmFailure::BudgetExhausted`].
     BudgetExhausted,
     /// [`LlmFailure::ReplayMissing`].
@@ -111,6 +120,7 @@ impl LlmFailure {
             LlmFailure::MalformedJson { .. } => OutcomeKind::MalformedJson,
             LlmFailure::SchemaViolation { .. } => OutcomeKind::SchemaViolation,
             LlmFailure::OutOfRange { .. } => OutcomeKind::OutOfRange,
+            LlmFailure::RequestTooLarge { .. } => OutcomeKind::RequestTooLarge,
             LlmFailure::BudgetExhausted { .. } => OutcomeKind::BudgetExhausted,
             LlmFailure::ReplayMissing { .. } => OutcomeKind::ReplayMissing,
             LlmFailure::Store { .. } => OutcomeKind::Store,
@@ -156,6 +166,11 @@ impl fmt::Display for LlmFailure {
             } => write!(
                 f,
                 "LLM reply field `{field}`: value {value} is outside {range}"
+            ),
+            LlmFailure::RequestTooLarge { bytes, limit } => write!(
+                f,
+                "the LLM request is {bytes} bytes, over the limit of {limit}; it was not sent \
+                 (shorten the prompt's arguments, or raise --llm-max-request-bytes)"
             ),
             LlmFailure::BudgetExhausted { budget } => {
                 write!(f, "LLM call budget of {budget} per game is exhausted")

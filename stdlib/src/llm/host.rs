@@ -9,21 +9,21 @@ use harness_runtime::{LlmAccounting, LlmAnswer, LlmCall, LlmFailureInfo, LlmFail
 
 use super::client::LlmClient;
 use super::failure::LlmFailure;
-use super::request::LlmRequest;
-use super::shape::{FieldSpec, FieldType, ReplyShape, ReplyValue, Scalar};
+use super::request::{ChatMessage, LlmRequest};
+use super::shape::{FieldSpec, FieldType, FieldValue, ReplyShape, ReplyValue};
 
-/// An [`LlmHost`] for one game: a client whose per-game budget starts afresh when the host is
-/// made. Make one per episode (clients are cheap to clone), so parallel episodes never share a
-/// budget.
+/// An [`LlmHost`] for one game: a client whose per-game budget and occurrence counts start
+/// afresh when the host is made. Make one per episode (clients are cheap to clone), so parallel
+/// episodes never share a budget.
 #[derive(Debug)]
 pub struct ClientHost {
     client: Mutex<LlmClient>,
 }
 
 impl ClientHost {
-    /// A host for one game over `client`; its per-game call count starts at zero.
-    pub fn new(mut client: LlmClient) -> Self {
-        client.start_game();
+    /// A host for one game of replicate `replicate` (the episode's seed) over `client`.
+    pub fn new(mut client: LlmClient, replicate: u64) -> Self {
+        client.start_game(replicate);
         ClientHost {
             client: Mutex::new(client),
         }
@@ -32,11 +32,17 @@ impl ClientHost {
 
 impl LlmHost for ClientHost {
     fn call(&self, call: &LlmCall) -> LlmAnswer {
-        let request = LlmRequest::new(
+        let mut request = LlmRequest::new(
             call.system.clone(),
             call.user.clone(),
             reply_shape(&call.shape),
-        );
+        )
+        .for_effect(call.effect.clone());
+        request.history = call
+            .history
+            .iter()
+            .map(|m| ChatMessage::new(&m.role, &m.content))
+            .collect();
         // A poisoned lock means an earlier call panicked; the client holds no invariant that a
         // panic could break (a counter and shared handles), so its state is still usable.
         let mut client = match self.client.lock() {
@@ -52,6 +58,7 @@ impl LlmHost for ClientHost {
             completion_tokens: record.completion_tokens,
             latency_ms: record.latency_ms,
             attempts: record.attempts,
+            schema_fallback: record.schema_fallback,
         };
         let outcome = match result.outcome {
             Ok(value) => Ok(reply_json(&value)),
@@ -62,14 +69,15 @@ impl LlmHost for ClientHost {
         };
         LlmAnswer {
             outcome,
+            content: result.content,
             accounting,
         }
     }
 }
 
-/// The transport's shape of a declared reply. Enum fields are validated as strings here and
-/// matched to their variants by the runtime, which accepts any case and `_`/`-` spelling; the
-/// numeric `where` bounds become the inclusive ranges the client checks (`OutOfRange`).
+/// The transport's shape of a declared reply. Enum variants are offered in their snake_case
+/// spelling and accepted in any case and `_`/`-` spelling; the numeric `where` bounds become
+/// the inclusive ranges the client checks (`OutOfRange`).
 pub fn reply_shape(shape: &LlmShape) -> ReplyShape {
     match shape {
         LlmShape::Enum(e) => ReplyShape::Enum {
@@ -89,7 +97,10 @@ pub fn reply_shape(shape: &LlmShape) -> ReplyShape {
                             FieldType::Float { min, max }
                         }
                         LlmFieldKind::Bool => FieldType::Bool,
-                        LlmFieldKind::String | LlmFieldKind::Enum(_) => FieldType::String,
+                        LlmFieldKind::String => FieldType::String,
+                        LlmFieldKind::Enum(e) => FieldType::Choice {
+                            allowed: e.variants.iter().map(|v| snake_case(v)).collect(),
+                        },
                     };
                     FieldSpec::required(field.name.clone(), ty)
                 })
@@ -132,20 +143,7 @@ fn float_bounds(range: Option<&ir::Range>) -> (Option<f64>, Option<f64>) {
 fn reply_json(value: &ReplyValue) -> serde_json::Value {
     match value {
         ReplyValue::Enum { variant } => serde_json::Value::String(variant.clone()),
-        ReplyValue::Record { fields } => serde_json::Value::Object(
-            fields
-                .iter()
-                .map(|field| {
-                    let v = match &field.value {
-                        Scalar::Int(v) => serde_json::Value::from(*v),
-                        Scalar::Float(v) => serde_json::Value::from(*v),
-                        Scalar::Bool(v) => serde_json::Value::from(*v),
-                        Scalar::Str(v) => serde_json::Value::from(v.clone()),
-                    };
-                    (field.name.clone(), v)
-                })
-                .collect(),
-        ),
+        ReplyValue::Record { fields } => FieldValue::Record(fields.clone()).to_json(),
     }
 }
 
@@ -159,6 +157,7 @@ pub fn failure_kind(failure: &LlmFailure) -> LlmFailureKind {
         LlmFailure::MalformedJson { .. } => LlmFailureKind::MalformedJson,
         LlmFailure::SchemaViolation { .. } => LlmFailureKind::SchemaViolation,
         LlmFailure::OutOfRange { .. } => LlmFailureKind::OutOfRange,
+        LlmFailure::RequestTooLarge { .. } => LlmFailureKind::RequestTooLarge,
         LlmFailure::BudgetExhausted { .. } => LlmFailureKind::BudgetExhausted,
         LlmFailure::ReplayMissing { .. } => LlmFailureKind::ReplayMissing,
     }

@@ -26,21 +26,31 @@ mod config;
 mod failure;
 mod host;
 mod request;
+mod secret;
 mod shape;
+mod sim;
 mod store;
 mod transport;
 mod wire;
 
 pub use client::{
-    CallMode, CallSource, ClientOptions, LlmCall, LlmCallRecord, LlmClient, RetryPolicy,
+    CallMode, CallSource, ClientOptions, DEFAULT_MAX_REQUEST_BYTES, LlmCall, LlmCallRecord,
+    LlmClient, ProbeError, ProbeReport, RetryPolicy,
 };
-pub use config::{ApiKey, ConfigError, ProviderConfig, ProviderKind, ProviderSettings, REDACTED};
+pub use config::{ConfigError, ProviderConfig, ProviderKind, ProviderSettings, Wire};
 pub use failure::{LlmFailure, LlmOutcome, OutcomeKind};
 pub use host::{ClientHost, failure_kind, reply_shape};
-pub use request::{ChatMessage, LlmRequest, request_hash};
+pub use request::{ChatMessage, Decoding, LlmRequest, SchemaMode, request_hash};
+pub use secret::{ApiKey, REDACTED};
 pub use shape::{
-    CHOICE_KEY, FieldSpec, FieldType, ReplyField, ReplyShape, ReplyValue, Scalar, WHOLE_REPLY,
+    CHOICE_KEY, FieldSpec, FieldType, FieldValue, ReplyField, ReplyShape, ReplyValue, WHOLE_REPLY,
     extract_json,
 };
-pub use store::{CallStore, DirStore, Exchange, STORE_FORMAT, StoredCall};
-pub use transport::{ChatTransport, HttpPost, HttpReply, TransportError, UreqTransport};
+pub use sim::{DEFAULT_TEMPERATURE, Latency, Noise, Persona, PersonaError, SimTransport};
+pub use store::{
+    CallStore, DirStore, Exchange, RecordKey, STORE_FORMAT, STORE_MANIFEST, StoreManifest,
+    StoredCall,
+};
+pub use transport::{
+    CallContext, ChatTransport, HttpPost, HttpReply, TransportError, UreqTransport,
+};

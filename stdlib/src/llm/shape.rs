@@ -3,7 +3,7 @@
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::failure::LlmFailure;
 
@@ -42,7 +42,7 @@ pub struct FieldSpec {
     /// The field's type and range.
     pub ty: FieldType,
     /// The value used when the key is missing or `null`; `None` makes the field required.
-    pub default: Option<Scalar>,
+    pub default: Option<FieldValue>,
 }
 
 /// The type of a record field.
@@ -72,12 +72,31 @@ pub enum FieldType {
         /// The allowed values.
         allowed: Vec<String>,
     },
+    /// The inner type, or nothing: a missing key or `null` is [`FieldValue::Null`].
+    Optional {
+        /// The type of a present value.
+        inner: Box<FieldType>,
+    },
+    /// A JSON array of between `min_len` and `max_len` items of one type.
+    List {
+        /// The type of every item.
+        item: Box<FieldType>,
+        /// The fewest items.
+        min_len: u32,
+        /// The most items.
+        max_len: u32,
+    },
+    /// A JSON object with named fields (the items of a list of records).
+    Record {
+        /// The declared fields.
+        fields: Vec<FieldSpec>,
+    },
 }
 
 /// A typed field value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Scalar {
+pub enum FieldValue {
     /// A whole number.
     Int(i64),
     /// A finite number.
@@ -86,6 +105,12 @@ pub enum Scalar {
     Bool(bool),
     /// A string, either free text or one of a choice's allowed values.
     Str(String),
+    /// The items of a list, in order.
+    List(Vec<FieldValue>),
+    /// The fields of a nested record, in declaration order.
+    Record(Vec<ReplyField>),
+    /// An optional field the reply left out or gave as `null`.
+    Null,
 }
 
 /// One validated field, in declaration order.
@@ -94,7 +119,7 @@ pub struct ReplyField {
     /// The declared name.
     pub name: String,
     /// The validated value, or the declared default when the reply left it out.
-    pub value: Scalar,
+    pub value: FieldValue,
     /// Whether the value is the declared default rather than something the model said.
     pub defaulted: bool,
 }
@@ -117,7 +142,7 @@ pub enum ReplyValue {
 
 impl ReplyValue {
     /// The value of a record field by name; `None` for enum replies and unknown names.
-    pub fn field(&self, name: &str) -> Option<&Scalar> {
+    pub fn field(&self, name: &str) -> Option<&FieldValue> {
         match self {
             ReplyValue::Record { fields } => fields
                 .iter()
@@ -128,13 +153,38 @@ impl ReplyValue {
     }
 }
 
-impl fmt::Display for Scalar {
+impl FieldValue {
+    /// The value as the JSON a reply would carry.
+    pub fn to_json(&self) -> Value {
+        match self {
+            FieldValue::Int(v) => Value::from(*v),
+            FieldValue::Float(v) => Value::from(*v),
+            FieldValue::Bool(v) => Value::from(*v),
+            FieldValue::Str(v) => Value::from(v.clone()),
+            FieldValue::List(items) => {
+                Value::Array(items.iter().map(FieldValue::to_json).collect())
+            }
+            FieldValue::Record(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|field| (field.name.clone(), field.value.to_json()))
+                    .collect(),
+            ),
+            FieldValue::Null => Value::Null,
+        }
+    }
+}
+
+impl fmt::Display for FieldValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Scalar::Int(v) => write!(f, "{v}"),
-            Scalar::Float(v) => write!(f, "{v}"),
-            Scalar::Bool(v) => write!(f, "{v}"),
-            Scalar::Str(v) => write!(f, "{v:?}"),
+            FieldValue::Int(v) => write!(f, "{v}"),
+            FieldValue::Float(v) => write!(f, "{v}"),
+            FieldValue::Bool(v) => write!(f, "{v}"),
+            FieldValue::Str(v) => write!(f, "{v:?}"),
+            FieldValue::List(_) | FieldValue::Record(_) | FieldValue::Null => {
+                write!(f, "{}", self.to_json())
+            }
         }
     }
 }
@@ -150,7 +200,7 @@ impl FieldSpec {
     }
 
     /// An optional field that takes `default` when the reply leaves it out.
-    pub fn with_default(name: impl Into<String>, ty: FieldType, default: Scalar) -> Self {
+    pub fn with_default(name: impl Into<String>, ty: FieldType, default: FieldValue) -> Self {
         FieldSpec {
             name: name.into(),
             ty,
@@ -170,33 +220,9 @@ impl ReplyShape {
                 let Value::Object(object) = reply else {
                     return Err(violation(WHOLE_REPLY, "a JSON object", reply));
                 };
-                let mut values = Vec::with_capacity(fields.len());
-                for spec in fields {
-                    // A `null` counts as missing: models write `null` for "no opinion", which
-                    // is what a default is for.
-                    let given = object.get(&spec.name).filter(|value| !value.is_null());
-                    let field = match (given, &spec.default) {
-                        (Some(value), _) => ReplyField {
-                            name: spec.name.clone(),
-                            value: validate_field(&spec.name, &spec.ty, value)?,
-                            defaulted: false,
-                        },
-                        (None, Some(default)) => ReplyField {
-                            name: spec.name.clone(),
-                            value: default.clone(),
-                            defaulted: true,
-                        },
-                        (None, None) => {
-                            return Err(LlmFailure::SchemaViolation {
-                                field: spec.name.clone(),
-                                expected: spec.ty.describe(),
-                                found: "nothing (the field is missing)".to_owned(),
-                            });
-                        }
-                    };
-                    values.push(field);
-                }
-                Ok(ReplyValue::Record { fields: values })
+                Ok(ReplyValue::Record {
+                    fields: validate_record("", fields, object)?,
+                })
             }
             ReplyShape::Enum { variants } => {
                 let tag = match reply {
@@ -208,11 +234,11 @@ impl ReplyShape {
                     _ => None,
                 };
                 let expected = format!("one of {}", list(variants));
-                match tag {
-                    Some(tag) if variants.contains(tag) => Ok(ReplyValue::Enum {
-                        variant: tag.clone(),
+                match tag.map(|tag| (tag, find_tag(variants, tag))) {
+                    Some((_, Some(variant))) => Ok(ReplyValue::Enum {
+                        variant: variant.to_owned(),
                     }),
-                    Some(tag) => Err(LlmFailure::SchemaViolation {
+                    Some((tag, None)) => Err(LlmFailure::SchemaViolation {
                         field: WHOLE_REPLY.to_owned(),
                         expected,
                         found: excerpt(&format!("{tag:?}")),
@@ -230,23 +256,45 @@ impl ReplyShape {
     /// A compact description of the expected JSON, for prompt templates to quote.
     pub fn schema_hint(&self) -> String {
         match self {
-            ReplyShape::Record { fields } => {
-                let parts: Vec<String> = fields
-                    .iter()
-                    .map(|spec| {
-                        let optional = if spec.default.is_some() {
-                            " (optional)"
-                        } else {
-                            ""
-                        };
-                        format!("\"{}\": {}{optional}", spec.name, spec.ty.describe())
-                    })
-                    .collect();
-                format!("{{{}}}", parts.join(", "))
-            }
+            ReplyShape::Record { fields } => record_hint(fields),
             ReplyShape::Enum { variants } => {
                 format!("{{\"{CHOICE_KEY}\": one of {}}}", list(variants))
             }
+        }
+    }
+
+    /// The reply's JSON Schema, for providers that constrain decoding to it.
+    ///
+    /// Every property is listed as required and no others are allowed, which is what OpenAI's
+    /// strict mode demands; a field that may be left out is instead allowed to be `null`. An
+    /// enum reply is the object `{"choice": tag}` that JSON mode produces.
+    pub fn json_schema(&self) -> Value {
+        match self {
+            ReplyShape::Record { fields } => record_schema(fields),
+            ReplyShape::Enum { variants } => json!({
+                "type": "object",
+                "properties": { CHOICE_KEY: { "type": "string", "enum": variants } },
+                "required": [CHOICE_KEY],
+                "additionalProperties": false,
+            }),
+        }
+    }
+
+    /// True when the shape uses only what the first store format could describe: a record of
+    /// scalars and choices, or an enum. Recordings of such shapes made in that format replay.
+    pub fn is_first_format(&self) -> bool {
+        match self {
+            ReplyShape::Enum { .. } => true,
+            ReplyShape::Record { fields } => fields.iter().all(|spec| {
+                matches!(
+                    spec.ty,
+                    FieldType::Int { .. }
+                        | FieldType::Float { .. }
+                        | FieldType::Bool
+                        | FieldType::String
+                        | FieldType::Choice { .. }
+                )
+            }),
         }
     }
 }
@@ -266,8 +314,135 @@ impl FieldType {
             FieldType::Bool => "true or false".to_owned(),
             FieldType::String => "a string".to_owned(),
             FieldType::Choice { allowed } => format!("one of {}", list(allowed)),
+            FieldType::Optional { inner } => format!("{} or null", inner.describe()),
+            FieldType::List {
+                item,
+                min_len,
+                max_len,
+            } => {
+                let count = if min_len == max_len {
+                    format!("{min_len}")
+                } else {
+                    format!("{min_len} to {max_len}")
+                };
+                format!("a list of {count} items, each {}", item.describe())
+            }
+            FieldType::Record { fields } => format!("an object {}", record_hint(fields)),
         }
     }
+
+    /// This type's JSON Schema.
+    fn json_schema(&self) -> Value {
+        match self {
+            FieldType::Int { min, max } => number_schema("integer", min, max),
+            FieldType::Float { min, max } => number_schema("number", min, max),
+            FieldType::Bool => json!({ "type": "boolean" }),
+            FieldType::String => json!({ "type": "string" }),
+            FieldType::Choice { allowed } => json!({ "type": "string", "enum": allowed }),
+            FieldType::Optional { inner } => {
+                json!({ "anyOf": [inner.json_schema(), { "type": "null" }] })
+            }
+            FieldType::List {
+                item,
+                min_len,
+                max_len,
+            } => json!({
+                "type": "array",
+                "items": item.json_schema(),
+                "minItems": min_len,
+                "maxItems": max_len,
+            }),
+            FieldType::Record { fields } => record_schema(fields),
+        }
+    }
+}
+
+fn record_hint(fields: &[FieldSpec]) -> String {
+    let parts: Vec<String> = fields
+        .iter()
+        .map(|spec| {
+            let optional = if spec.default.is_some() {
+                " (optional)"
+            } else {
+                ""
+            };
+            format!("\"{}\": {}{optional}", spec.name, spec.ty.describe())
+        })
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn record_schema(fields: &[FieldSpec]) -> Value {
+    let properties: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|spec| {
+            let schema = match (&spec.ty, &spec.default) {
+                (FieldType::Optional { .. }, _) | (_, None) => spec.ty.json_schema(),
+                (ty, Some(_)) => json!({ "anyOf": [ty.json_schema(), { "type": "null" }] }),
+            };
+            (spec.name.clone(), schema)
+        })
+        .collect();
+    let required: Vec<&str> = fields.iter().map(|spec| spec.name.as_str()).collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn number_schema<T: Serialize>(kind: &str, min: &Option<T>, max: &Option<T>) -> Value {
+    let mut schema = json!({ "type": kind });
+    if let Some(min) = min {
+        schema["minimum"] = json!(min);
+    }
+    if let Some(max) = max {
+        schema["maximum"] = json!(max);
+    }
+    schema
+}
+
+/// Validates the fields of an object in declaration order; `prefix` names the enclosing field
+/// (`steps[2].`) in failures.
+fn validate_record(
+    prefix: &str,
+    fields: &[FieldSpec],
+    object: &serde_json::Map<String, Value>,
+) -> Result<Vec<ReplyField>, LlmFailure> {
+    let mut values = Vec::with_capacity(fields.len());
+    for spec in fields {
+        let path = format!("{prefix}{}", spec.name);
+        // A `null` counts as missing: models write `null` for "no opinion", which is what a
+        // default and an optional field are for.
+        let given = object.get(&spec.name).filter(|value| !value.is_null());
+        let field = match (given, &spec.default, &spec.ty) {
+            (Some(value), _, _) => ReplyField {
+                name: spec.name.clone(),
+                value: validate_field(&path, &spec.ty, value)?,
+                defaulted: false,
+            },
+            (None, Some(default), _) => ReplyField {
+                name: spec.name.clone(),
+                value: default.clone(),
+                defaulted: true,
+            },
+            (None, None, FieldType::Optional { .. }) => ReplyField {
+                name: spec.name.clone(),
+                value: FieldValue::Null,
+                defaulted: false,
+            },
+            (None, None, _) => {
+                return Err(LlmFailure::SchemaViolation {
+                    field: path,
+                    expected: spec.ty.describe(),
+                    found: "nothing (the field is missing)".to_owned(),
+                });
+            }
+        };
+        values.push(field);
+    }
+    Ok(values)
 }
 
 /// Parses model output as JSON, leniently, as the reference does.
@@ -292,7 +467,7 @@ pub fn extract_json(text: &str) -> Result<Value, LlmFailure> {
 }
 
 /// Validates one present, non-null field value.
-fn validate_field(name: &str, ty: &FieldType, value: &Value) -> Result<Scalar, LlmFailure> {
+fn validate_field(name: &str, ty: &FieldType, value: &Value) -> Result<FieldValue, LlmFailure> {
     match ty {
         FieldType::Int { min, max } => {
             let Some(number) = as_integer(value) else {
@@ -301,7 +476,7 @@ fn validate_field(name: &str, ty: &FieldType, value: &Value) -> Result<Scalar, L
             if min.is_some_and(|min| number < min) || max.is_some_and(|max| number > max) {
                 return Err(out_of_range(name, number.to_string(), min, max));
             }
-            Ok(Scalar::Int(number))
+            Ok(FieldValue::Int(number))
         }
         FieldType::Float { min, max } => {
             let Some(number) = value.as_f64().filter(|n| n.is_finite()) else {
@@ -310,21 +485,68 @@ fn validate_field(name: &str, ty: &FieldType, value: &Value) -> Result<Scalar, L
             if min.is_some_and(|min| number < min) || max.is_some_and(|max| number > max) {
                 return Err(out_of_range(name, number.to_string(), min, max));
             }
-            Ok(Scalar::Float(number))
+            Ok(FieldValue::Float(number))
         }
         FieldType::Bool => value
             .as_bool()
-            .map(Scalar::Bool)
+            .map(FieldValue::Bool)
             .ok_or_else(|| violation(name, &ty.describe(), value)),
         FieldType::String => value
             .as_str()
-            .map(|text| Scalar::Str(text.to_owned()))
+            .map(|text| FieldValue::Str(text.to_owned()))
             .ok_or_else(|| violation(name, &ty.describe(), value)),
-        FieldType::Choice { allowed } => match value.as_str() {
-            Some(text) if allowed.iter().any(|a| a == text) => Ok(Scalar::Str(text.to_owned())),
-            _ => Err(violation(name, &ty.describe(), value)),
+        FieldType::Choice { allowed } => match value.as_str().and_then(|t| find_tag(allowed, t)) {
+            Some(tag) => Ok(FieldValue::Str(tag.to_owned())),
+            None => Err(violation(name, &ty.describe(), value)),
         },
+        FieldType::Optional { .. } if value.is_null() => Ok(FieldValue::Null),
+        FieldType::Optional { inner } => validate_field(name, inner, value),
+        FieldType::List {
+            item,
+            min_len,
+            max_len,
+        } => {
+            let Value::Array(items) = value else {
+                return Err(violation(name, &ty.describe(), value));
+            };
+            let len = items.len();
+            if len < *min_len as usize || len > *max_len as usize {
+                return Err(LlmFailure::OutOfRange {
+                    field: name.to_owned(),
+                    value: format!("{len} items"),
+                    range: format!("[{min_len}, {max_len}] items"),
+                });
+            }
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| validate_field(&format!("{name}[{i}]"), item, v))
+                .collect::<Result<Vec<_>, _>>()
+                .map(FieldValue::List)
+        }
+        FieldType::Record { fields } => {
+            let Value::Object(object) = value else {
+                return Err(violation(name, &ty.describe(), value));
+            };
+            validate_record(&format!("{name}."), fields, object).map(FieldValue::Record)
+        }
     }
+}
+
+/// The allowed tag that `text` names, ignoring letter case, `_`, `-` and spaces: models write
+/// `"Late"`, `"LATE"` or `"late "` for `late`, and all of them mean it.
+fn find_tag<'a>(allowed: &'a [String], text: &str) -> Option<&'a str> {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' '))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = norm(text);
+    allowed
+        .iter()
+        .find(|tag| norm(tag) == wanted)
+        .map(String::as_str)
 }
 
 /// A JSON number with no fractional part that fits an `i64`.

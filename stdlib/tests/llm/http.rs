@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use harness_stdlib::llm::{
-    CallMode, CallSource, LlmCall, LlmFailure, OutcomeKind, ProviderConfig, ProviderKind,
-    ReplyShape, ReplyValue, Scalar,
+    CallMode, CallSource, FieldValue, LlmCall, LlmFailure, OutcomeKind, ProviderConfig,
+    ProviderKind, ReplyShape, ReplyValue,
 };
 
 use crate::server::{Behavior, OLLAMA_USAGE, OPENAI_USAGE, TestServer, closed_port_url};
@@ -38,7 +38,7 @@ fn ollama_reply_is_typed_and_accounted() {
     let call = client.call(&request("turn 7"));
 
     let value = call.outcome.unwrap();
-    assert_eq!(value.field("coarseBudget"), Some(&Scalar::Int(4)));
+    assert_eq!(value.field("coarseBudget"), Some(&FieldValue::Int(4)));
     let record = call.record;
     assert_eq!(record.provider, ProviderKind::Ollama);
     assert_eq!(record.model, "test-model");
@@ -64,7 +64,13 @@ fn ollama_reply_is_typed_and_accounted() {
     let body = sent.json();
     assert_eq!(body["model"], "test-model");
     assert_eq!(body["stream"], false);
-    assert_eq!(body["format"], "json");
+    // Strict decoding by default: the reply's JSON Schema, every field listed.
+    assert_eq!(body["format"]["type"], "object");
+    assert_eq!(body["format"]["required"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        body["format"]["properties"]["coarseBudget"],
+        serde_json::json!({"type": "integer", "minimum": 0, "maximum": 15})
+    );
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["messages"][1]["role"], "user");
     assert_eq!(body["messages"][1]["content"], "turn 7");
@@ -78,7 +84,7 @@ fn openai_reply_is_typed_and_the_key_goes_only_in_the_authorization_header() {
     );
     assert_eq!(
         call.outcome.unwrap().field("revisionKind"),
-        Some(&Scalar::Str("narrow".into()))
+        Some(&FieldValue::Str("narrow".into()))
     );
     assert_eq!(
         (call.record.prompt_tokens, call.record.completion_tokens),
@@ -98,7 +104,12 @@ fn openai_reply_is_typed_and_the_key_goes_only_in_the_authorization_header() {
         .any(|(name, value)| name.contains(SECRET) || value.contains(SECRET));
     assert!(!elsewhere && !sent.body.contains(SECRET) && !sent.path.contains(SECRET));
     let body = sent.json();
-    assert_eq!(body["response_format"]["type"], "json_object");
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["properties"]["revisionKind"]["enum"],
+        serde_json::json!(["widen", "narrow", "salvage"])
+    );
     assert_eq!(body["model"], "test-model");
     assert!(body.get("stream").is_none() && body.get("format").is_none());
 }
@@ -394,7 +405,7 @@ fn the_budget_stops_calls_until_the_next_game() {
     );
     assert_eq!(client.calls_this_game(), 2);
 
-    client.start_game();
+    client.start_game(0);
     assert_eq!(client.calls_this_game(), 0);
     assert!(client.call(&request("4")).outcome.is_ok());
     assert_eq!(server.received().len(), 3);
@@ -472,6 +483,7 @@ fn backoff_doubles_from_the_initial_pause_up_to_the_cap() {
         max_attempts: 10,
         initial_backoff: Duration::from_millis(100),
         max_backoff: Duration::from_millis(350),
+        max_retry_after: Duration::from_secs(1),
     };
     let pauses: Vec<u128> = (1..=5)
         .map(|n| policy.backoff_before(n).as_millis())

@@ -1,18 +1,22 @@
 //! Tests of the LLM effects, driving the real HTTP transport against a loopback server.
 
 mod config;
+mod decoding;
+mod hardening;
 mod http;
 mod replay;
+mod replicates;
 mod server;
 mod shape;
+mod sim;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use harness_stdlib::llm::{
-    ApiKey, CallMode, ClientOptions, FieldSpec, FieldType, LlmClient, LlmRequest, ProviderConfig,
-    ProviderKind, ReplyShape, RetryPolicy, Scalar,
+    ApiKey, CallMode, ClientOptions, FieldSpec, FieldType, FieldValue, LlmClient, LlmRequest,
+    ProviderConfig, ProviderKind, ReplyShape, RetryPolicy,
 };
 
 /// A key distinctive enough that finding it anywhere is certainly a leak.
@@ -41,10 +45,14 @@ pub(crate) fn revision_shape() -> ReplyShape {
                     min: Some(0.0),
                     max: Some(1.0),
                 },
-                Scalar::Float(0.5),
+                FieldValue::Float(0.5),
             ),
-            FieldSpec::with_default("policyMode", FieldType::String, Scalar::Str("hunt".into())),
-            FieldSpec::with_default("aggressive", FieldType::Bool, Scalar::Bool(false)),
+            FieldSpec::with_default(
+                "policyMode",
+                FieldType::String,
+                FieldValue::Str("hunt".into()),
+            ),
+            FieldSpec::with_default("aggressive", FieldType::Bool, FieldValue::Bool(false)),
         ],
     }
 }
@@ -79,8 +87,10 @@ pub(crate) fn options(timeout_ms: u64, attempts: u32) -> ClientOptions {
             max_attempts: attempts,
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_millis(40),
+            max_retry_after: Duration::from_millis(500),
         },
         budget_per_game: None,
+        ..ClientOptions::default()
     }
 }
 

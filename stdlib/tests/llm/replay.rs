@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use harness_stdlib::llm::{
-    CallMode, CallSource, CallStore, DirStore, LlmFailure, OutcomeKind, ProviderKind, ReplyShape,
-    request_hash,
+    CallMode, CallSource, CallStore, Decoding, DirStore, LlmFailure, OutcomeKind, ProviderKind,
+    RecordKey, ReplyShape, request_hash,
 };
 
 use crate::server::{Behavior, TestServer, closed_port_url};
@@ -69,7 +69,10 @@ fn a_recorded_run_replays_offline_with_identical_outcomes() {
         "one file per request, no temp files: {files:?}"
     );
     for name in files {
-        assert!(name.ends_with(".json") && name.len() == 64 + 5, "{name}");
+        assert!(
+            name.ends_with("-r0-o1.json") && name.len() == 64 + 11,
+            "{name}"
+        );
         let text = std::fs::read_to_string(dir.path().join(&name)).unwrap();
         assert!(!text.contains(SECRET), "{name}");
         let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -90,7 +93,7 @@ fn a_missing_entry_in_replay_is_an_error_not_a_fallback() {
     );
     let req = request("never recorded");
     let call = replayer.call(&req);
-    let key = replayer.request_hash(&req);
+    let key = format!("{}-r0-o1", replayer.request_hash(&req));
     assert_eq!(
         call.outcome,
         Err(LlmFailure::ReplayMissing { key: key.clone() })
@@ -113,8 +116,14 @@ fn a_corrupt_entry_is_a_store_failure() {
     );
     let req = request("x");
     std::fs::create_dir_all(dir.path()).unwrap();
+    let key = |hash: &str| RecordKey {
+        hash: hash.to_owned(),
+        replicate: 0,
+        occurrence: 1,
+        first_format_hash: None,
+    };
     std::fs::write(
-        store.path_for(&replayer.request_hash(&req)).unwrap(),
+        store.path_for(&key(&replayer.request_hash(&req))).unwrap(),
         "{trunc",
     )
     .unwrap();
@@ -124,15 +133,23 @@ fn a_corrupt_entry_is_a_store_failure() {
         "{:?}",
         call.outcome
     );
-    assert!(store.path_for("../etc/passwd").is_err());
-    assert!(store.load("not-a-hash").is_err());
+    assert!(store.path_for(&key("../etc/passwd")).is_err());
+    assert!(store.load(&key("not-a-hash")).is_err());
 }
 
 #[test]
 fn the_hash_covers_what_determines_the_answer_and_nothing_else() {
     let base = request("state");
-    let hash = request_hash(ProviderKind::Ollama, "m", &base);
-    assert_eq!(hash, request_hash(ProviderKind::Ollama, "m", &base.clone()));
+    let hash = request_hash(ProviderKind::Ollama, "m", &Decoding::default(), &base);
+    assert_eq!(
+        hash,
+        request_hash(
+            ProviderKind::Ollama,
+            "m",
+            &Decoding::default(),
+            &base.clone()
+        )
+    );
     assert_eq!(hash.len(), 64);
     assert!(
         hash.bytes()
@@ -148,11 +165,26 @@ fn the_hash_covers_what_determines_the_answer_and_nothing_else() {
     let mut no_json = base.clone();
     no_json.json_mode = false;
     let variants = [
-        request_hash(ProviderKind::OpenAiCompatible, "m", &base),
-        request_hash(ProviderKind::Ollama, "m2", &base),
-        request_hash(ProviderKind::Ollama, "m", &other_prompt),
-        request_hash(ProviderKind::Ollama, "m", &other_shape),
-        request_hash(ProviderKind::Ollama, "m", &no_json),
+        request_hash(
+            ProviderKind::OpenAiCompatible,
+            "m",
+            &Decoding::default(),
+            &base,
+        ),
+        request_hash(ProviderKind::Ollama, "m2", &Decoding::default(), &base),
+        request_hash(
+            ProviderKind::Ollama,
+            "m",
+            &Decoding::default(),
+            &other_prompt,
+        ),
+        request_hash(
+            ProviderKind::Ollama,
+            "m",
+            &Decoding::default(),
+            &other_shape,
+        ),
+        request_hash(ProviderKind::Ollama, "m", &Decoding::default(), &no_json),
     ];
     for (i, variant) in variants.iter().enumerate() {
         assert_ne!(variant, &hash, "variant {i}");
@@ -176,7 +208,12 @@ fn the_hash_covers_what_determines_the_answer_and_nothing_else() {
     assert_eq!(a.request_hash(&base), b.request_hash(&base));
     assert_eq!(
         a.request_hash(&base),
-        request_hash(ProviderKind::Ollama, "test-model", &base)
+        request_hash(
+            ProviderKind::Ollama,
+            "test-model",
+            &Decoding::default(),
+            &base
+        )
     );
 }
 

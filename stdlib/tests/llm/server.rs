@@ -34,6 +34,22 @@ pub enum Behavior {
     Stall,
     /// Read the request and close the connection without a response.
     Close,
+    /// This redirect status with a `Location` header.
+    Redirect(u16, String),
+    /// 429 Too Many Requests, with this `Retry-After` value if any.
+    RateLimited(Option<String>),
+    /// 400 when the request asks for a JSON Schema (as servers without schema decoding do);
+    /// otherwise like `Reply`.
+    RefuseSchema(String),
+}
+
+/// What the server's model list endpoints answer.
+#[derive(Debug, Clone)]
+pub enum ModelList {
+    /// 200 with these model names.
+    Listed(Vec<String>),
+    /// This status (401 for a refused key).
+    Refused(u16),
 }
 
 /// One request as the server received it.
@@ -62,6 +78,8 @@ impl Received {
 struct Shared {
     /// Behaviours in order; the last one repeats.
     script: Mutex<VecDeque<Behavior>>,
+    /// What `GET /api/tags` and `GET /v1/models` answer; `None` answers 404 there.
+    models: Option<ModelList>,
     received: Mutex<Vec<Received>>,
     stop: AtomicBool,
     started: Instant,
@@ -94,11 +112,17 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(script: Vec<Behavior>) -> Self {
+        Self::start_with_models(script, None)
+    }
+
+    /// A server whose model list endpoints answer `models`, for the probe before a run.
+    pub fn start_with_models(script: Vec<Behavior>, models: Option<ModelList>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
+            models,
             received: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             started: Instant::now(),
@@ -116,7 +140,9 @@ impl TestServer {
     pub fn base_url(&self, kind: ProviderKind) -> String {
         match kind {
             ProviderKind::Ollama => format!("http://127.0.0.1:{}", self.port),
-            ProviderKind::OpenAiCompatible => format!("http://127.0.0.1:{}/v1", self.port),
+            ProviderKind::OpenAiCompatible | ProviderKind::Sim => {
+                format!("http://127.0.0.1:{}/v1", self.port)
+            }
         }
     }
 
@@ -171,21 +197,75 @@ fn serve(stream: TcpStream, shared: &Shared) {
     } else {
         None
     };
+    let lists = if request.path == "/api/tags" {
+        Some(ProviderKind::Ollama)
+    } else if request.path.ends_with("/models") {
+        Some(ProviderKind::OpenAiCompatible)
+    } else {
+        None
+    };
+    let asks_schema = {
+        let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+        body.pointer("/response_format/type") == Some(&json!("json_schema"))
+            || body.get("format").is_some_and(Value::is_object)
+    };
     shared.received.lock().unwrap().push(request);
+    if let (Some(kind), Some(list)) = (lists, &shared.models) {
+        let models = match list {
+            ModelList::Listed(models) => models,
+            ModelList::Refused(code) => {
+                respond(&stream, *code, &[], "{\"error\":\"invalid key\"}");
+                return;
+            }
+        };
+        let body = match kind {
+            ProviderKind::Ollama => {
+                json!({ "models": models.iter().map(|m| json!({ "name": m })).collect::<Vec<_>>() })
+            }
+            _ => {
+                json!({ "object": "list", "data": models.iter().map(|m| json!({ "id": m })).collect::<Vec<_>>() })
+            }
+        };
+        respond(&stream, 200, &[], &body.to_string());
+        return;
+    }
     let Some(kind) = kind else {
-        respond(&stream, 404, "{\"error\":\"no such endpoint\"}");
+        respond(&stream, 404, &[], "{\"error\":\"no such endpoint\"}");
         return;
     };
     match shared.next_behavior() {
-        Behavior::Reply(content) => respond(&stream, 200, &envelope(kind, &content)),
+        Behavior::Reply(content) => respond(&stream, 200, &[], &envelope(kind, &content)),
         Behavior::Slow(pause, content) => {
             wait(shared, pause);
-            respond(&stream, 200, &envelope(kind, &content));
+            respond(&stream, 200, &[], &envelope(kind, &content));
         }
-        Behavior::RawBody(body) => respond(&stream, 200, &body),
-        Behavior::Status(code, body) => respond(&stream, code, &body),
+        Behavior::RawBody(body) => respond(&stream, 200, &[], &body),
+        Behavior::Status(code, body) => respond(&stream, code, &[], &body),
         Behavior::Stall => wait(shared, LIFETIME),
         Behavior::Close => {}
+        Behavior::Redirect(code, location) => {
+            respond(&stream, code, &[("Location", &location)], "");
+        }
+        Behavior::RateLimited(retry_after) => {
+            let headers: Vec<(&str, &str)> = retry_after
+                .as_deref()
+                .map(|v| ("Retry-After", v))
+                .into_iter()
+                .collect();
+            respond(&stream, 429, &headers, "{\"error\":\"rate limited\"}");
+        }
+        Behavior::RefuseSchema(content) => {
+            if asks_schema {
+                respond(
+                    &stream,
+                    400,
+                    &[],
+                    "{\"error\":\"response_format json_schema is not supported\"}",
+                );
+            } else {
+                respond(&stream, 200, &[], &envelope(kind, &content));
+            }
+        }
     }
 }
 
@@ -230,16 +310,24 @@ fn read_request(stream: &TcpStream) -> Option<Received> {
     })
 }
 
-fn respond(mut stream: &TcpStream, code: u16, body: &str) {
+fn respond(mut stream: &TcpStream, code: u16, headers: &[(&str, &str)], body: &str) {
     let reason = match code {
         200 => "OK",
+        302 => "Found",
+        307 => "Temporary Redirect",
+        400 => "Bad Request",
         401 => "Unauthorized",
         404 => "Not Found",
+        429 => "Too Many Requests",
         500 => "Internal Server Error",
         _ => "Status",
     };
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let response = format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
         body.len()
     );
     let _ = stream.write_all(response.as_bytes());
@@ -256,7 +344,7 @@ fn envelope(kind: ProviderKind, content: &str) -> String {
             "prompt_eval_count": OLLAMA_USAGE.0,
             "eval_count": OLLAMA_USAGE.1,
         }),
-        ProviderKind::OpenAiCompatible => json!({
+        ProviderKind::OpenAiCompatible | ProviderKind::Sim => json!({
             "id": "chatcmpl-test",
             "object": "chat.completion",
             "choices": [{

@@ -1,7 +1,7 @@
 //! Reply validation and lenient JSON extraction, without a server.
 
 use harness_stdlib::llm::{
-    FieldSpec, FieldType, LlmFailure, ReplyShape, ReplyValue, Scalar, WHOLE_REPLY, extract_json,
+    FieldSpec, FieldType, FieldValue, LlmFailure, ReplyShape, ReplyValue, WHOLE_REPLY, extract_json,
 };
 use serde_json::json;
 
@@ -40,11 +40,14 @@ fn a_good_reply_becomes_ordered_typed_fields() {
     assert!(fields.iter().all(|f| !f.defaulted));
     assert_eq!(
         value.field("revisionKind"),
-        Some(&Scalar::Str("narrow".into()))
+        Some(&FieldValue::Str("narrow".into()))
     );
-    assert_eq!(value.field("coarseBudget"), Some(&Scalar::Int(4)));
-    assert_eq!(value.field("exploitThreshold"), Some(&Scalar::Float(0.75)));
-    assert_eq!(value.field("aggressive"), Some(&Scalar::Bool(true)));
+    assert_eq!(value.field("coarseBudget"), Some(&FieldValue::Int(4)));
+    assert_eq!(
+        value.field("exploitThreshold"),
+        Some(&FieldValue::Float(0.75))
+    );
+    assert_eq!(value.field("aggressive"), Some(&FieldValue::Bool(true)));
     assert_eq!(value.field("nope"), None);
 }
 
@@ -58,11 +61,17 @@ fn missing_or_null_optional_fields_take_their_defaults_and_extras_are_ignored() 
     };
     assert_eq!(
         value.field("coarseBudget"),
-        Some(&Scalar::Int(3)),
+        Some(&FieldValue::Int(3)),
         "3.0 is whole"
     );
-    assert_eq!(value.field("exploitThreshold"), Some(&Scalar::Float(0.5)));
-    assert_eq!(value.field("policyMode"), Some(&Scalar::Str("hunt".into())));
+    assert_eq!(
+        value.field("exploitThreshold"),
+        Some(&FieldValue::Float(0.5))
+    );
+    assert_eq!(
+        value.field("policyMode"),
+        Some(&FieldValue::Str("hunt".into()))
+    );
     let defaulted: Vec<bool> = fields.iter().map(|f| f.defaulted).collect();
     assert_eq!(defaulted, [false, false, true, true, true]);
 }
