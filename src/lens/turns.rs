@@ -405,7 +405,7 @@ pub(crate) mod tests {
 {"turn":3,"phase":"revise","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"revision","tunable":"reflection.late_quota","old":4,"new":4}
 {"turn":3,"phase":"revise","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"patch","field":"reflection.monitor.cooldown","old":0,"new":3}
 {"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"chosen","action":"strike","args":["C5"],"rule":1}
-{"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"llm_call","effect":"revise_policy","outcome":"not_configured","provider":null,"model":null,"prompt_tokens":null,"completion_tokens":null}
+{"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"llm_call","effect":"revise_policy","attempt":1,"outcome":"not_configured","provider":null,"model":null,"prompt_tokens":null,"completion_tokens":null}
 {"turn":4,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"shot","args":["C5",true]}
 {"turn":4,"phase":"end","layer":null,"span":{"file":0,"start":0,"end":0},"event":"episode_end","reason":"game_over","metrics":{"f1":0.5,"won":true}}
 "#;

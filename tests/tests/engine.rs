@@ -147,46 +147,58 @@ fn every_trace_reads_back_with_the_runtime_schema_and_every_lens_view_works() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-/// Every bundled harness and example runs on five seeds without a runtime error.
+/// The module each `.harness` file under `dir` declares (`harness NAME`), sorted.
+fn modules(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let text = std::fs::read_to_string(path.with_extension("harness")).ok()?;
+            text.lines()
+                .find_map(|line| line.strip_prefix("harness "))
+                .map(|name| name.trim().to_string())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every bundled harness and example runs on five seeds without a runtime error: each module of
+/// each folder under `harnesses/` (a module may use another of its folder).
 #[test]
 fn every_bundled_harness_and_example_runs_on_five_seeds() {
-    let mut harnesses = vec!["harnesses/battleship".to_string()];
-    for entry in std::fs::read_dir(root().join("harnesses/examples")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "harness") {
-            harnesses.push(format!(
-                "harnesses/examples/{}",
-                path.file_name().unwrap().to_string_lossy()
-            ));
+    let registry = Registry::standard();
+    let out = scratch("five-seeds");
+    let mut ran = 0;
+    for folder in ["harnesses/battleship", "harnesses/examples"] {
+        for module in modules(&root().join(folder)) {
+            let mut req = request(folder, &out);
+            req.module = Some(module.clone());
+            req.seeds = Some("0..5".into());
+            let sources = harness::load::Sources::load(req.harness.as_deref()).unwrap();
+            let program = harness::load::compile(&registry, &sources, Some(&module))
+                .unwrap_or_else(|e| panic!("{module}: {e:?}"));
+            let kind = registry.get(program.game.as_deref().unwrap()).unwrap();
+            // One instance and the full stack: what the other tests do not already cover.
+            req.instances = kind.manifest().instance_sets[0].instances.first().cloned();
+            req.stacks = harness::plan::cumulative(&program)
+                .last()
+                .map(|arm| vec![arm.name.clone()]);
+            if program.config.iter().any(|p| p.name == "particles") {
+                req.settings = vec![("--set".into(), vec![("particles".into(), "100".into())])];
+            }
+            let outcome = run(&req).unwrap_or_else(|e| panic!("{module}: {e}"));
+            assert_eq!(outcome.records.len(), 5, "{module}");
+            assert!(
+                outcome.report.failures.is_empty(),
+                "{module}: {:?}",
+                outcome.report.failures
+            );
+            ran += 1;
         }
     }
-    harnesses.sort();
-    let out = scratch("five-seeds");
-    for harness in &harnesses {
-        let mut req = request(harness, &out);
-        req.seeds = Some("0..5".into());
-        // One instance and the full stack: what the other tests do not already cover.
-        let sources = harness::load::Sources::load(req.harness.as_deref()).unwrap();
-        let program = harness::load::compile(&Registry::standard(), &sources, None).unwrap();
-        let kind = Registry::standard()
-            .get(program.game.as_deref().unwrap())
-            .unwrap();
-        req.instances = kind.manifest().instance_sets[0].instances.first().cloned();
-        req.stacks = harness::plan::cumulative(&program)
-            .last()
-            .map(|arm| vec![arm.name.clone()]);
-        req.settings = vec![("--set".into(), vec![("particles".into(), "100".into())])]
-            .into_iter()
-            .filter(|_| program.config.iter().any(|p| p.name == "particles"))
-            .collect();
-        let outcome = run(&req).unwrap_or_else(|e| panic!("{harness}: {e}"));
-        assert_eq!(outcome.records.len(), 5, "{harness}");
-        assert!(
-            outcome.report.failures.is_empty(),
-            "{harness}: {:?}",
-            outcome.report.failures
-        );
-    }
+    assert!(ran >= 7, "every module ran: {ran}");
     std::fs::remove_dir_all(&out).unwrap();
 }
 
