@@ -23,6 +23,8 @@ impl Registry {
         Registry::default()
             .with(harness_battleship::play::Battleship)
             .with(harness_search::LineSearch)
+            .with(harness_mci::game::Mci(harness_mci::suite::Domain::Cooling))
+            .with(harness_mci::game::Mci(harness_mci::suite::Domain::Grid))
     }
 
     /// The registry with one more game (a later game of the same name replaces an earlier one).
