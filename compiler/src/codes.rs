@@ -373,12 +373,12 @@ codes! {
         fix: "Pass one argument per declared parameter, in order.";
 
     LlmBound = "E0612", Error, "invalid `where` bound of an LLM reply",
-        explanation: "A `where field in lo..=hi` bound must name a field of the reply record, the field must be an `Int` or a `Float`, the bounds must be literals of the field's type, and the range must not be empty. A reply outside its bounds is an `OutOfRange` failure, never a value.",
+        explanation: "A `where` bound names a field of the reply record (or, as `steps.tool`, a field of the records in a list) and says what it allows: `field in lo..=hi` a numeric range, for an `Int` or `Float` field (or a list or option of them), with literal bounds of the field's type; `field len in lo..=hi` the number of items of a `List` field; `field in {A, B}` the variants an enum field may take, which must be variants of its enum. A range must not be empty. The generated `{schema}` and the JSON Schema sent to the provider show only what the bounds allow, and a reply outside its bounds is an `OutOfRange` or `SchemaViolation` failure, never a value.",
         example: "type Reply = { kind: String, n: Int }\nllm ask() -> Reply where kind in 0..=3 { system \"{schema}\" user \"go\" }",
         fix: "Bound only numeric fields of the reply, with literal bounds of the field's type.";
 
     LlmReplyType = "E0613", Error, "unsupported LLM reply type",
-        explanation: "An LLM reply is validated JSON, so its type is a record whose fields are `Int`, `Float`, `Bool`, `String` or an enum of unit variants, or such an enum itself.",
+        explanation: "An LLM reply is validated JSON, so its type is a record or an enum of unit variants. A record's fields are `Int`, `Float`, `Bool`, `String`, enums of unit variants, `Option` of one of these (a missing key or `null` is `None`), or `List`s of these or of records of them (with a mandatory `len` bound, E0615).",
         example: "llm ask() -> List<Int> { system \"{schema}\" user \"go\" }",
         fix: "Declare a record type of scalar fields (`type Reply = { n: Int, why: String }`) and reply with it.";
 
@@ -386,6 +386,16 @@ codes! {
         explanation: "In an `llm` item's templates, `{name}` is replaced by the parameter `name` and `{schema}` by the reply's schema hint; any other `{...}` is a mistake. Write `{{` and `}}` for literal braces.",
         example: "enum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{question}\" }",
         fix: "Use a declared parameter's name, `{schema}`, or double the braces.";
+
+    LlmRetry = "E0616", Error, "invalid `retry` of an LLM effect",
+        explanation: "`retry N with \"...\"` asks the model again, in the same conversation, after a reply that is malformed, breaks its type or bounds, or fails an `ensure`. `N` is a literal from 1 to 5: each retry is a call against the game's budget, and a bound keeps a turn's cost known. In the feedback template, `{error}` is what was wrong with the last reply; the item's parameters and `{schema}` work as in the prompts.",
+        example: "type Reply = { n: Int }\nllm ask() -> Reply retry 9 with \"Wrong: {error}\" { system \"{schema}\" user \"go\" }",
+        fix: "Write a number of retries from 1 to 5.";
+
+    LlmListLength = "E0615", Error, "list field of an LLM reply without a length bound",
+        explanation: "A `List` field of an LLM reply needs a `where field len in lo..=hi` bound: the model writes the list, and without a bound a reply could be any length. The bound also goes into the generated `{schema}` and the JSON Schema sent to the provider; a reply with too few or too many items is an `OutOfRange` failure.",
+        example: "type Step = { tool: String }\ntype Plan = { steps: List<Step> }\nllm plan(task: String) -> Plan { system \"{schema}\" user \"{task}\" }",
+        fix: "Add `where steps len in 1..=8` (with the range the task needs) to the `llm` item.";
 
     DefaultOutOfRange = "E0701", Error, "default out of range",
         explanation: "A `config` entry's or `tunable`'s default value lies outside its declared range.",

@@ -164,6 +164,8 @@ pub struct EnumInfo {
 pub struct LlmInfo {
     /// Its IR id.
     pub id: ir::LlmId,
+    /// Its declaration.
+    pub key: DefKey,
     /// Its parameters.
     pub params: Vec<(String, Ty)>,
     /// The declared reply type.
@@ -194,6 +196,8 @@ pub struct Scope {
     pub values: BTreeMap<String, (ValueDef, DefKey, Location)>,
     /// Types by name (aliases, enums, opaque types), excluding the builtin ones.
     pub types: BTreeMap<String, TypeDef>,
+    /// The declarations of the types that harness files declare (aliases and enums), by name.
+    pub type_keys: BTreeMap<String, DefKey>,
     /// All enums of the program.
     pub enums: Vec<EnumInfo>,
     /// Declared error codes by name.
@@ -642,6 +646,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
             game: None,
             values: BTreeMap::new(),
             types: BTreeMap::new(),
+            type_keys: BTreeMap::new(),
             enums: Vec::new(),
             errors: BTreeMap::new(),
             llms: BTreeMap::new(),
@@ -748,6 +753,19 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
             };
             let own = is_own(module);
             for (item, _) in &other.items {
+                let declared = match item {
+                    ast::Item::Enum(decl) => Some(&decl.name),
+                    ast::Item::TypeAlias(alias) => Some(&alias.name),
+                    _ => None,
+                };
+                if let Some(name) = declared {
+                    let key = DefKey {
+                        module: module.clone(),
+                        layer: None,
+                        name: name.name.clone(),
+                    };
+                    scope.type_keys.insert(name.name.clone(), key);
+                }
                 match item {
                     ast::Item::Enum(decl) => {
                         let name = if own {
@@ -1271,6 +1289,11 @@ fn add_llm_effects(
             }
             let info = LlmInfo {
                 id: ir::LlmId(next),
+                key: DefKey {
+                    module: module.clone(),
+                    layer: None,
+                    name: decl.name.name.clone(),
+                },
                 params,
                 reply,
                 result: Ty::Enum(result_name.as_str().into()),

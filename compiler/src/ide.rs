@@ -26,88 +26,9 @@ use crate::env::{DefKey, Env, MemberDef, Scope, TypeDef, ValueDef};
 use crate::ir::{self, LayerId};
 use crate::signatures::{Builtin, BuiltinKind, SignatureSet, type_constructor};
 use crate::split::ChunkKind;
+pub use crate::symbol::{DefKind, GameKind, Symbol};
 use crate::types::Ty;
 use crate::visit::{Visit, walk};
-
-/// What kind of user definition a [`Symbol::Def`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DefKind {
-    /// `const`.
-    Const,
-    /// A `config` entry.
-    Config,
-    /// A top-level or layer-local `fn`.
-    Fn,
-    /// An `error` code.
-    Error,
-    /// A `type` alias.
-    TypeAlias,
-    /// An `enum`.
-    Enum,
-    /// A state field.
-    State,
-    /// A `tunable`.
-    Tunable,
-    /// A `computed` value.
-    Computed,
-    /// An `action`.
-    Action,
-}
-
-/// Which part of a game's bindings a [`Symbol::Game`] names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GameKind {
-    /// A query: a property or a query function.
-    Query,
-    /// An effect sent with `emit`.
-    Effect,
-    /// An observation handled with `on`.
-    Observation,
-}
-
-/// What a name refers to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Symbol {
-    /// A user definition: an item (`layer` is `None`) or a layer member.
-    Def(DefKey, DefKind),
-    /// A layer.
-    Layer {
-        /// The module that declares it.
-        module: String,
-        /// Its name.
-        name: String,
-    },
-    /// An enum variant; `module` is `None` for an enum of the library or the game (and for
-    /// `Some`/`None`).
-    Variant {
-        /// The module that declares the enum.
-        module: Option<String>,
-        /// The enum's name.
-        enum_name: String,
-        /// The variant's name.
-        variant: String,
-    },
-    /// A field of a record `type` alias.
-    Field {
-        /// The alias.
-        record: DefKey,
-        /// The field's name.
-        field: String,
-    },
-    /// A local: a parameter, a `let` or pattern binding, a closure parameter.
-    Local {
-        /// The file that declares it.
-        file: String,
-        /// Where its name is declared, in the file.
-        span: Span,
-    },
-    /// A builtin, by registry name (`abs`, `List.max_by`, `Posterior.prior`).
-    Builtin(String),
-    /// A binding of the game.
-    Game(GameKind, String),
-    /// A type that is not declared in a harness file: a primitive, a library or a game type.
-    LibraryType(String),
-}
 
 /// A declaration in a file: what the outline, hover and go-to-definition show.
 #[derive(Clone, Debug, PartialEq)]

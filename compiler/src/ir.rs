@@ -213,12 +213,39 @@ pub struct LlmDef {
     pub reply: Ty,
     /// The reply type as data, for validation by the host.
     pub shape: LlmShape,
+    /// The `ensure` checks of a typed reply, in order.
+    pub ensures: Vec<LlmEnsure>,
+    /// `retry N with "..."`.
+    pub retry: Option<LlmRetry>,
     /// The `LlmResult<Reply>` enum the call's value belongs to.
     pub result_enum: EnumId,
     /// The [`LLM_FAILURE_ENUM`] enum.
     pub failure_enum: EnumId,
     /// The declaration.
     pub span: SrcSpan,
+}
+
+/// The most further attempts a `retry` may ask for.
+pub const MAX_LLM_RETRIES: u32 = 5;
+
+/// One `ensure` of an `llm` item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmEnsure {
+    /// The condition; local 0 is the typed reply, then come the item's parameters.
+    pub condition: Body,
+    /// What a failure says (the `else` text, or one naming the condition).
+    pub message: String,
+    /// The clause.
+    pub span: SrcSpan,
+}
+
+/// `retry N with "..."` of an `llm` item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmRetry {
+    /// Further attempts after the first, at most [`MAX_LLM_RETRIES`].
+    pub count: u32,
+    /// The feedback template: `{error}` is what was wrong, plus the item's placeholders.
+    pub feedback: String,
 }
 
 /// The shape of an LLM reply: what the host validates the model's JSON against.
@@ -237,6 +264,9 @@ pub struct LlmEnum {
     pub enum_id: EnumId,
     /// Its variant names, in declaration order.
     pub variants: Vec<String>,
+    /// The variants the reply may take, in declaration order: all of them, or the subset of a
+    /// `where field in {A, B}` bound.
+    pub allowed: Vec<String>,
 }
 
 /// One field of a record reply.
@@ -246,7 +276,8 @@ pub struct LlmField {
     pub name: String,
     /// Its kind.
     pub kind: LlmFieldKind,
-    /// The `where` bound of a numeric field.
+    /// The `where` range of a numeric field (of the number inside an optional field, or of each
+    /// item of a list of numbers).
     pub range: Option<Range>,
 }
 
@@ -263,6 +294,19 @@ pub enum LlmFieldKind {
     String,
     /// One of an enum's unit variants.
     Enum(LlmEnum),
+    /// `Option<T>`: the value, or `None` when the reply leaves the key out or gives `null`.
+    Optional(Box<LlmFieldKind>),
+    /// `List<T>`: between `min_len` and `max_len` items (the item's `len` bound is mandatory).
+    List {
+        /// The kind of every item.
+        item: Box<LlmFieldKind>,
+        /// The fewest items.
+        min_len: u32,
+        /// The most items.
+        max_len: u32,
+    },
+    /// A record: a JSON object with these fields, in declaration order.
+    Record(Vec<LlmField>),
 }
 
 /// An enum type and its variants.

@@ -24,6 +24,7 @@ pub mod lower;
 pub mod parse;
 pub mod signatures;
 pub mod split;
+pub mod symbol;
 pub mod types;
 pub mod visit;
 mod workspace;

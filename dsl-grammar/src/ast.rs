@@ -299,8 +299,12 @@ pub struct LlmDecl {
     pub params: Vec<TypedParam>,
     /// The reply type: a record type of scalar fields, or an enum of unit variants.
     pub reply: TypeExpr,
-    /// The `where field in lo..=hi` bounds of numeric reply fields.
+    /// The `where` bounds: numeric ranges, list lengths and enum subsets of reply fields.
     pub bounds: Vec<LlmBound>,
+    /// The `ensure` checks a typed reply must pass, in order.
+    pub ensures: Vec<LlmEnsure>,
+    /// `retry N with "..."`: further attempts after an unusable reply.
+    pub retry: Option<LlmRetry>,
     /// The `system "..."` template.
     pub system: StringLit,
     /// The `user "..."` template.
@@ -309,15 +313,52 @@ pub struct LlmDecl {
     pub span: Span,
 }
 
-/// One `field in lo..=hi` bound of an `llm` item's `where` clause.
+/// One bound of an `llm` item's `where` clause: `field in lo..=hi` (a number's range),
+/// `field len in lo..=hi` (a list's length) or `field in {A, B}` (an enum restricted to some of
+/// its variants). The field may be a path into the items of a list of records: `steps.tool`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LlmBound {
-    /// The reply field.
-    pub field: Ident,
-    /// The allowed range.
-    pub range: RangeExpr,
+    /// The reply field, then the fields of its items or nested records.
+    pub path: Vec<Ident>,
+    /// What the bound allows.
+    pub kind: LlmBoundKind,
     /// The whole bound.
     pub span: Span,
+}
+
+/// `ensure expr else "message"`: a condition on the typed reply (named `reply`, with the item's
+/// parameters in scope) that must hold, or the reply is `LlmFailure.Invalid`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmEnsure {
+    /// The condition, a `Bool`.
+    pub condition: Expr,
+    /// What a retry tells the model when the condition fails.
+    pub message: Option<StringLit>,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// `retry N with "...{error}..."`: up to `N` further attempts in the same conversation, each
+/// after the model is shown the template with `{error}` replaced by what was wrong.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LlmRetry {
+    /// `N`, a literal (checked to be at most 5).
+    pub count: Expr,
+    /// The feedback template.
+    pub feedback: StringLit,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// What a `where` bound allows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum LlmBoundKind {
+    /// `in lo..=hi`: the field's numeric range.
+    Range(RangeExpr),
+    /// `len in lo..=hi`: the number of items of a list field.
+    Len(RangeExpr),
+    /// `in {A, B}`: the variants an enum field may take.
+    Variants(Vec<Ident>),
 }
 
 /// A string literal with its unescaped value.

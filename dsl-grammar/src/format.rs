@@ -1007,7 +1007,7 @@ impl<'t> Printer<'t> {
         ])
     }
 
-    /// `llm name(params) -> Reply where a in 0..=9, ... { system "..." user "..." }`: the
+    /// `llm name(params) -> Reply where a in 0..=9, b in {X, Y}, c len in 1..=4 { ... }`: the
     /// bounds stay on the head's line when they fit, one per line otherwise; the two templates
     /// always go on lines of their own.
     fn llm(&mut self, it: &LlmDecl) -> Doc {
@@ -1025,12 +1025,54 @@ impl<'t> Printer<'t> {
                     bounds.push(Doc::Line);
                     bounds.push(Doc::IfBreak("      "));
                 }
-                bounds.push(text(format!("{} in ", bound.field.name)));
-                bounds.push(self.operand(&bound.range.lo, PREC_SUM, false));
-                bounds.push(text(if bound.range.inclusive { "..=" } else { ".." }));
-                bounds.push(self.operand(&bound.range.hi, PREC_SUM, false));
+                let path: Vec<&str> = bound.path.iter().map(|p| p.name.as_str()).collect();
+                bounds.push(text(path.join(".")));
+                match &bound.kind {
+                    LlmBoundKind::Range(range) | LlmBoundKind::Len(range) => {
+                        let word = if matches!(bound.kind, LlmBoundKind::Len(_)) {
+                            " len in "
+                        } else {
+                            " in "
+                        };
+                        bounds.push(text(word));
+                        bounds.push(self.operand(&range.lo, PREC_SUM, false));
+                        bounds.push(text(if range.inclusive { "..=" } else { ".." }));
+                        bounds.push(self.operand(&range.hi, PREC_SUM, false));
+                    }
+                    LlmBoundKind::Variants(variants) => {
+                        let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                        bounds.push(text(format!(" in {{{}}}", names.join(", "))));
+                    }
+                }
             }
             head.push(indent(bounds));
+        }
+        for ensure in &it.ensures {
+            let mut clause = vec![
+                Doc::Line,
+                text("ensure "),
+                self.expr(&ensure.condition, true),
+            ];
+            if let Some(message) = &ensure.message {
+                clause.push(text(format!(
+                    " else {}",
+                    self.literal(message.span, K::String)
+                )));
+            }
+            head.push(indent(clause));
+        }
+        if let Some(retry) = &it.retry {
+            head.push(indent(vec![
+                Doc::Line,
+                text("retry "),
+                self.operand(&retry.count, PREC_SUM, false),
+                text(format!(
+                    " with {}",
+                    self.literal(retry.feedback.span, K::String)
+                )),
+            ]));
+        }
+        if !it.bounds.is_empty() || !it.ensures.is_empty() || it.retry.is_some() {
             head.push(Doc::Line);
         } else {
             head.push(text(" "));

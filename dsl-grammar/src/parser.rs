@@ -786,19 +786,45 @@ impl<'t> Parser<'t> {
         if self.at_word("where") {
             self.bump();
             loop {
-                let field = self.expect_ident("a reply field", "in the `where` clause")?;
-                self.expect(K::KwIn, "after the field of a `where` bound")?;
-                let range = self.parse_range()?;
-                bounds.push(LlmBound {
-                    span: field.span.to(range.span),
-                    field,
-                    range,
-                });
+                bounds.push(self.parse_llm_bound()?);
                 if !self.eat(K::Comma) {
                     break;
                 }
             }
         }
+        let mut ensures = Vec::new();
+        while self.at_word("ensure") {
+            let start = self.bump().span.start;
+            let condition = self.parse_expr(true)?;
+            let message =
+                if self.eat(K::KwElse) {
+                    Some(self.parse_string_lit(
+                        "the message of the `ensure` as a string",
+                        "after `else`",
+                    )?)
+                } else {
+                    None
+                };
+            ensures.push(LlmEnsure {
+                condition,
+                message,
+                span: self.span_from(start),
+            });
+        }
+        let retry = if self.at_word("retry") {
+            let start = self.bump().span.start;
+            let count = self.parse_sum(false)?;
+            self.expect(K::KwWith, "after the number of retries")?;
+            let feedback =
+                self.parse_string_lit("the retry's feedback as a string", "after `with`")?;
+            Some(LlmRetry {
+                count,
+                feedback,
+                span: self.span_from(start),
+            })
+        } else {
+            None
+        };
         self.expect(K::LBrace, "to open the LLM effect's prompt")?;
         let system = self.parse_template("system")?;
         let user = self.parse_template("user")?;
@@ -809,9 +835,47 @@ impl<'t> Parser<'t> {
             params,
             reply,
             bounds,
+            ensures,
+            retry,
             system,
             user,
             span: self.span_from(start),
+        })
+    }
+
+    /// `bound = ident ("." ident)* ("len" "in" range | "in" ("{" ident,+ "}" | range))`
+    fn parse_llm_bound(&mut self) -> PResult<LlmBound> {
+        let first = self.expect_ident("a reply field", "in the `where` clause")?;
+        let start = first.span;
+        let mut path = vec![first];
+        while self.eat(K::Dot) {
+            path.push(self.expect_ident("a field of the items", "after `.` in a `where` bound")?);
+        }
+        let kind = if self.at_word("len") {
+            self.bump();
+            self.expect(K::KwIn, "after `len` in a `where` bound")?;
+            LlmBoundKind::Len(self.parse_range()?)
+        } else {
+            self.expect(K::KwIn, "after the field of a `where` bound")?;
+            if self.at(K::LBrace) {
+                self.bump();
+                let mut variants = Vec::new();
+                while !self.at(K::RBrace) {
+                    variants.push(self.expect_ident("a variant", "in the set of a `where` bound")?);
+                    if !self.eat(K::Comma) {
+                        break;
+                    }
+                }
+                self.expect(K::RBrace, "to close the set of variants")?;
+                LlmBoundKind::Variants(variants)
+            } else {
+                LlmBoundKind::Range(self.parse_range()?)
+            }
+        };
+        Ok(LlmBound {
+            path,
+            kind,
+            span: self.span_from(start.start),
         })
     }
 
@@ -820,6 +884,18 @@ impl<'t> Parser<'t> {
     fn at_word(&self, word: &str) -> bool {
         let tok = self.tok();
         tok.kind == K::Ident && &self.text[tok.span.range()] == word
+    }
+
+    /// A string literal with its unescaped value.
+    fn parse_string_lit(&mut self, what: &str, context: &str) -> PResult<StringLit> {
+        if !self.at(K::String) {
+            return Err(self.unexpected(what, context));
+        }
+        let tok = self.bump();
+        Ok(StringLit {
+            value: self.unescape(tok.span),
+            span: tok.span,
+        })
     }
 
     /// `word string`: one prompt template of an `llm` item.

@@ -18,7 +18,7 @@ use harness_compiler::types::Ty;
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
-use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost};
+use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, LlmMessage};
 use crate::machine::Machine;
 use crate::native::{NativeCtx, NativeError};
 use crate::ops;
@@ -888,7 +888,7 @@ impl<'m> Eval<'m> {
                 }
                 StmtKind::LetLlm { pattern, llm, args } => {
                     let args = self.exprs(snap, frame, args)?;
-                    let v = self.llm_call(*llm, &args, stmt.span)?;
+                    let v = self.llm_call(snap, *llm, &args, stmt.span)?;
                     if !bind(pattern, &v, frame)? {
                         return Err(internal(pattern.span, "a `let` pattern did not match"));
                     }
@@ -954,11 +954,19 @@ impl<'m> Eval<'m> {
     }
 }
 
-impl Eval<'_> {
-    /// Makes one LLM call (or, in a preview, none) and returns its `LlmResult` value. A call that
-    /// went to the host (or found none) is an `llm_call` event; its latency goes to the
-    /// accounting only.
-    fn llm_call(&mut self, id: LlmId, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+impl<'m> Eval<'m> {
+    /// Makes an LLM call (or, in a preview, none) and returns its `LlmResult` value. A reply
+    /// that is malformed, breaks its type or bounds, or fails an `ensure` is asked again, in the
+    /// same conversation with the item's feedback, as often as its `retry` allows. Every
+    /// attempt that went to the host (or found none) is an `llm_call` event with its attempt
+    /// number; its latency goes to the accounting only.
+    fn llm_call(
+        &mut self,
+        snap: &Snapshot,
+        id: LlmId,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         let m = self.m;
         let def = m
             .program
@@ -969,40 +977,110 @@ impl Eval<'_> {
             // Previews are pure: the call is not made and not recorded.
             return self.llm_failed(def, LlmFailureKind::InPreview);
         }
-        let call = LlmCall {
-            effect: def.name.clone(),
-            system: llm::render(&def.system, def, args),
-            user: llm::render(&def.user, def, args),
-            history: Vec::new(),
-            attempt: 1,
-            shape: def.shape.clone(),
-        };
-        let answer = match self.llm {
-            Some(host) => host.call(&call),
-            None => LlmAnswer::failed(
-                LlmFailureKind::NotConfigured,
-                "no LLM is configured for this run (pass --llm-provider or --llm-replay)",
-            ),
-        };
-        let result = match &answer.outcome {
-            Ok(json) => llm::reply_value(def, json, &mut |e, i| {
-                m.variant(e, i, Vec::new(), span).ok()
-            })
-            .map_err(|message| (LlmFailureKind::SchemaViolation, message)),
-            Err(failure) => Err((failure.kind, failure.message.clone())),
-        };
-        let (outcome, message) = match &result {
+        let system = llm::render(&def.system, def, args, None);
+        let user = llm::render(&def.user, def, args, None);
+        let attempts = 1 + def.retry.as_ref().map_or(0, |retry| retry.count);
+        let mut history = Vec::new();
+        for attempt in 1..=attempts {
+            let call = LlmCall {
+                effect: def.name.clone(),
+                system: system.clone(),
+                user: user.clone(),
+                history: history.clone(),
+                attempt,
+                shape: def.shape.clone(),
+            };
+            let answer = match self.llm {
+                Some(host) => host.call(&call),
+                None => LlmAnswer::failed(
+                    LlmFailureKind::NotConfigured,
+                    "no LLM is configured for this run (pass --llm-provider or --llm-replay)",
+                ),
+            };
+            let mut result = match &answer.outcome {
+                Ok(json) => llm::reply_value(def, json, &mut |e, i| {
+                    m.variant(e, i, Vec::new(), span).ok()
+                })
+                .map_err(|message| (LlmFailureKind::SchemaViolation, message)),
+                Err(failure) => Err((failure.kind, failure.message.clone())),
+            };
+            if let Ok(reply) = &result
+                && let Some(message) = self.failed_ensure(snap, def, reply, args)?
+            {
+                result = Err((LlmFailureKind::Invalid, message));
+            }
+            self.log_llm_call(def, &call, &answer, &result, span);
+            let (kind, message) = match result {
+                Ok(reply) => return m.variant(def.result_enum, 0, vec![reply], span),
+                Err(failure) => failure,
+            };
+            let model_at_fault = matches!(
+                kind,
+                LlmFailureKind::MalformedJson
+                    | LlmFailureKind::SchemaViolation
+                    | LlmFailureKind::OutOfRange
+                    | LlmFailureKind::Invalid
+            );
+            match &def.retry {
+                Some(retry) if model_at_fault && attempt < attempts => {
+                    history.push(LlmMessage {
+                        role: "assistant".to_owned(),
+                        content: answer.content.unwrap_or_default(),
+                    });
+                    history.push(LlmMessage {
+                        role: "user".to_owned(),
+                        content: llm::render(&retry.feedback, def, args, Some(&message)),
+                    });
+                }
+                _ => return self.llm_failed(def, kind),
+            }
+        }
+        Err(internal(span, "an LLM call ended without an answer"))
+    }
+
+    /// The message of the first `ensure` of `def` that `reply` fails, if any.
+    fn failed_ensure(
+        &mut self,
+        snap: &Snapshot,
+        def: &'m harness_compiler::ir::LlmDef,
+        reply: &Value,
+        args: &[Value],
+    ) -> RtResult<Option<String>> {
+        for ensure in &def.ensures {
+            let body = &ensure.condition;
+            let mut frame = self.take(body.frame.locals.len().max(1 + args.len()));
+            frame[0] = reply.clone();
+            frame[1..=args.len()].clone_from_slice(args);
+            let held = self.expr(snap, &mut frame, &body.expr);
+            self.give(frame);
+            if held? != Value::Bool(true) {
+                return Ok(Some(ensure.message.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The `llm_call` event and the accounting entry of one attempt.
+    fn log_llm_call(
+        &mut self,
+        def: &harness_compiler::ir::LlmDef,
+        call: &LlmCall,
+        answer: &LlmAnswer,
+        result: &Result<Value, (LlmFailureKind, String)>,
+        span: SrcSpan,
+    ) {
+        let (outcome, message) = match result {
             Ok(_) => ("ok".to_owned(), None),
             Err((kind, message)) => (kind.as_str().to_owned(), Some(message.clone())),
         };
         let (turn, phase, layer) = self.tag;
-        let accounting = answer.accounting;
+        let accounting = answer.accounting.clone();
         let provider = (!accounting.provider.is_empty()).then(|| accounting.provider.clone());
         let model = (!accounting.model.is_empty()).then(|| accounting.model.clone());
         self.events.push(Event {
             turn,
             phase,
-            layer: layer.map(|l| m.layer_name(l)),
+            layer: layer.map(|l| self.m.layer_name(l)),
             span,
             kind: EventKind::LlmCall {
                 effect: def.name.clone(),
@@ -1022,10 +1100,6 @@ impl Eval<'_> {
             message,
             accounting,
         });
-        match result {
-            Ok(reply) => m.variant(def.result_enum, 0, vec![reply], span),
-            Err((kind, _)) => self.llm_failed(def, kind),
-        }
     }
 
     /// `LlmResult.Failed(kind)`.

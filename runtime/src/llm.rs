@@ -213,9 +213,10 @@ pub struct LlmCallLog {
 }
 
 /// Renders a template: `{param}` becomes the argument as text (a string without quotes),
-/// `{schema}` the shape's schema hint, `{{` and `}}` literal braces. The checker guarantees that
-/// every placeholder is known; an unknown one is kept as written.
-pub fn render(template: &str, def: &LlmDef, args: &[Value]) -> String {
+/// `{schema}` the shape's schema hint, `{error}` (in a retry's feedback) `error`, `{{` and `}}`
+/// literal braces. The checker guarantees that every placeholder is known; an unknown one is
+/// kept as written.
+pub fn render(template: &str, def: &LlmDef, args: &[Value], error: Option<&str>) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(i) = rest.find(['{', '}']) {
@@ -230,6 +231,8 @@ pub fn render(template: &str, def: &LlmDef, args: &[Value]) -> String {
             let name = &tail[1..end];
             if name == "schema" {
                 out.push_str(&schema_hint(&def.shape));
+            } else if let (Some(error), "error") = (error, name) {
+                out.push_str(error);
             } else if let Some(k) = def.params.iter().position(|(p, _)| p == name) {
                 match args.get(k) {
                     Some(Value::Str(text)) => out.push_str(text),
@@ -279,16 +282,33 @@ pub fn match_variant(variants: &[String], text: &str) -> Option<usize> {
 }
 
 /// A compact description of the JSON a reply must be, for the `{schema}` placeholder:
-/// `{"coarse": integer in [0, 15], "kind": one of "a" | "b"}`.
+/// `{"coarse": integer in [0, 15], "kind": one of "a" | "b"}`. An enum restricted by a `where`
+/// bound shows only its allowed variants.
 pub fn schema_hint(shape: &LlmShape) -> String {
-    fn choices(variants: &[String]) -> String {
-        let names: Vec<String> = variants
-            .iter()
-            .map(|v| format!("\"{}\"", snake_case(v)))
-            .collect();
-        format!("one of {}", names.join(" | "))
+    match shape {
+        LlmShape::Enum(e) => format!("{{\"choice\": {}}}", choices(&e.allowed)),
+        LlmShape::Record(fields) => record_hint(fields),
     }
-    fn bound(range: &Option<ir::Range>) -> String {
+}
+
+fn choices(variants: &[String]) -> String {
+    let names: Vec<String> = variants
+        .iter()
+        .map(|v| format!("\"{}\"", snake_case(v)))
+        .collect();
+    format!("one of {}", names.join(" | "))
+}
+
+fn record_hint(fields: &[ir::LlmField]) -> String {
+    let parts: Vec<String> = fields
+        .iter()
+        .map(|f| format!("\"{}\": {}", f.name, kind_hint(&f.kind, &f.range)))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn kind_hint(kind: &LlmFieldKind, range: &Option<ir::Range>) -> String {
+    let bound = || -> String {
         let lit = |l: &ir::Literal| match l {
             ir::Literal::Int(v) => v.to_string(),
             ir::Literal::Float(v) => format!("{v:?}"),
@@ -304,25 +324,27 @@ pub fn schema_hint(shape: &LlmShape) -> String {
             ),
             None => String::new(),
         }
-    }
-    match shape {
-        LlmShape::Enum(e) => format!("{{\"choice\": {}}}", choices(&e.variants)),
-        LlmShape::Record(fields) => {
-            let parts: Vec<String> = fields
-                .iter()
-                .map(|f| {
-                    let kind = match &f.kind {
-                        LlmFieldKind::Int => format!("integer{}", bound(&f.range)),
-                        LlmFieldKind::Float => format!("number{}", bound(&f.range)),
-                        LlmFieldKind::Bool => "true or false".to_owned(),
-                        LlmFieldKind::String => "string".to_owned(),
-                        LlmFieldKind::Enum(e) => choices(&e.variants),
-                    };
-                    format!("\"{}\": {kind}", f.name)
-                })
-                .collect();
-            format!("{{{}}}", parts.join(", "))
+    };
+    match kind {
+        LlmFieldKind::Int => format!("integer{}", bound()),
+        LlmFieldKind::Float => format!("number{}", bound()),
+        LlmFieldKind::Bool => "true or false".to_owned(),
+        LlmFieldKind::String => "string".to_owned(),
+        LlmFieldKind::Enum(e) => choices(&e.allowed),
+        LlmFieldKind::Optional(inner) => format!("{} or null", kind_hint(inner, range)),
+        LlmFieldKind::List {
+            item,
+            min_len,
+            max_len,
+        } => {
+            let count = if min_len == max_len {
+                min_len.to_string()
+            } else {
+                format!("{min_len} to {max_len}")
+            };
+            format!("a list of {count} items, each {}", kind_hint(item, range))
         }
+        LlmFieldKind::Record(fields) => record_hint(fields),
     }
 }
 
@@ -337,55 +359,135 @@ pub(crate) fn reply_value(
     json: &serde_json::Value,
     variant: &mut dyn FnMut(ir::EnumId, u32) -> Option<Value>,
 ) -> Result<Value, Mismatch> {
-    let enum_value =
-        |e: &ir::LlmEnum,
-         v: &serde_json::Value,
-         variant: &mut dyn FnMut(ir::EnumId, u32) -> Option<Value>| {
-            let text = v
-                .as_str()
-                .or_else(|| v.get("choice").and_then(serde_json::Value::as_str))
-                .ok_or_else(|| format!("expected a variant name, found {v}"))?;
-            let index = match_variant(&e.variants, text)
-                .ok_or_else(|| format!("`{text}` is not one of {}", e.variants.join(", ")))?;
-            variant(e.enum_id, index as u32).ok_or_else(|| "unknown enum".to_owned())
-        };
     match (&def.shape, &def.reply) {
         (LlmShape::Enum(e), _) => enum_value(e, json, variant),
         (LlmShape::Record(fields), Ty::Record(record)) => {
-            let object = json
-                .as_object()
-                .ok_or_else(|| format!("expected a JSON object, found {json}"))?;
-            let mut values = Vec::with_capacity(fields.len());
-            for field in fields {
-                let v = object
-                    .get(&field.name)
-                    .ok_or_else(|| format!("field `{}` is missing", field.name))?;
-                let wrong = || format!("field `{}` has the wrong type: {v}", field.name);
-                let value = match &field.kind {
-                    LlmFieldKind::Int => v.as_i64().map(Value::Int).ok_or_else(wrong)?,
-                    LlmFieldKind::Float => v.as_f64().and_then(Value::float).ok_or_else(wrong)?,
-                    LlmFieldKind::Bool => v.as_bool().map(Value::Bool).ok_or_else(wrong)?,
-                    LlmFieldKind::String => v.as_str().map(Value::str).ok_or_else(wrong)?,
-                    LlmFieldKind::Enum(e) => enum_value(e, v, variant)?,
-                };
-                if let Some(range) = &field.range
-                    && !crate::ops::in_range(&value, range)
-                {
-                    return Err(format!(
-                        "field `{}` = {value} lies outside {}",
-                        field.name,
-                        crate::ops::range_text(range)
-                    ));
-                }
-                values.push(value);
-            }
-            Ok(Value::Record(Arc::new(RecordValue {
-                ty: record.clone(),
-                values,
-            })))
+            record_value(fields, &record.fields, record, json, variant, "")
         }
         (LlmShape::Record(_), other) => Err(format!("the reply type `{other}` is not a record")),
     }
+}
+
+fn enum_value(
+    e: &ir::LlmEnum,
+    v: &serde_json::Value,
+    variant: &mut dyn FnMut(ir::EnumId, u32) -> Option<Value>,
+) -> Result<Value, Mismatch> {
+    let text = v
+        .as_str()
+        .or_else(|| v.get("choice").and_then(serde_json::Value::as_str))
+        .ok_or_else(|| format!("expected a variant name, found {v}"))?;
+    match match_variant(&e.allowed, text) {
+        Some(allowed) => {
+            let index = e
+                .variants
+                .iter()
+                .position(|v| *v == e.allowed[allowed])
+                .unwrap_or(allowed);
+            variant(e.enum_id, index as u32).ok_or_else(|| "unknown enum".to_owned())
+        }
+        None => Err(format!("`{text}` is not one of {}", e.allowed.join(", "))),
+    }
+}
+
+fn record_value(
+    fields: &[ir::LlmField],
+    types: &[(String, Ty)],
+    record: &Arc<harness_compiler::types::RecordTy>,
+    json: &serde_json::Value,
+    variant: &mut dyn FnMut(ir::EnumId, u32) -> Option<Value>,
+    prefix: &str,
+) -> Result<Value, Mismatch> {
+    let object = json
+        .as_object()
+        .ok_or_else(|| format!("expected a JSON object, found {json}"))?;
+    let mut values = Vec::with_capacity(fields.len());
+    for (field, (_, ty)) in fields.iter().zip(types) {
+        let path = format!("{prefix}{}", field.name);
+        let v = object.get(&field.name).unwrap_or(&serde_json::Value::Null);
+        values.push(field_value(
+            &field.kind,
+            &field.range,
+            ty,
+            v,
+            variant,
+            &path,
+        )?);
+    }
+    Ok(Value::Record(Arc::new(RecordValue {
+        ty: record.clone(),
+        values,
+    })))
+}
+
+fn field_value(
+    kind: &LlmFieldKind,
+    range: &Option<ir::Range>,
+    ty: &Ty,
+    v: &serde_json::Value,
+    variant: &mut dyn FnMut(ir::EnumId, u32) -> Option<Value>,
+    path: &str,
+) -> Result<Value, Mismatch> {
+    let wrong = || format!("field `{path}` has the wrong type: {v}");
+    let value = match (kind, ty) {
+        (LlmFieldKind::Optional(inner), Ty::Option(inner_ty)) => {
+            return if v.is_null() {
+                Ok(Value::none())
+            } else {
+                field_value(inner, range, inner_ty, v, variant, path).map(Value::some)
+            };
+        }
+        (LlmFieldKind::List { item, .. }, Ty::List(item_ty)) => {
+            let items = v.as_array().ok_or_else(wrong)?;
+            let values = items
+                .iter()
+                .enumerate()
+                .map(|(i, item_json)| {
+                    field_value(
+                        item,
+                        range,
+                        item_ty,
+                        item_json,
+                        variant,
+                        &format!("{path}[{i}]"),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Value::List(Arc::new(values)));
+        }
+        (LlmFieldKind::Record(fields), Ty::Record(record)) => {
+            return record_value(
+                fields,
+                &record.fields,
+                record,
+                v,
+                variant,
+                &format!("{path}."),
+            );
+        }
+        (LlmFieldKind::Int, _) => v.as_i64().map(Value::Int).ok_or_else(wrong)?,
+        (LlmFieldKind::Float, _) => v.as_f64().and_then(Value::float).ok_or_else(wrong)?,
+        (LlmFieldKind::Bool, _) => v.as_bool().map(Value::Bool).ok_or_else(wrong)?,
+        (LlmFieldKind::String, _) => v.as_str().map(Value::str).ok_or_else(wrong)?,
+        (LlmFieldKind::Enum(e), _) => enum_value(e, v, variant)?,
+        _ => {
+            return Err(format!(
+                "field `{path}` does not match its declared type `{ty}`"
+            ));
+        }
+    };
+    if v.is_null() {
+        return Err(format!("field `{path}` is missing"));
+    }
+    if let Some(range) = range
+        && !crate::ops::in_range(&value, range)
+    {
+        return Err(format!(
+            "field `{path}` = {value} lies outside {}",
+            crate::ops::range_text(range)
+        ));
+    }
+    Ok(value)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{DefKey, FnInfo, MemberDef, TypeDef, ValueDef};
 use crate::ir;
 use crate::signatures::{Builtin, BuiltinKind, FnSig, type_constructor};
+use crate::symbol::Symbol;
 use crate::types::Ty;
 
 impl Checker<'_> {
@@ -56,9 +57,11 @@ impl Checker<'_> {
         }
         if let Some(ns) = self.namespace(base) {
             if let Some(TypeDef::Enum(index)) = self.scope.types.get(&ns.name) {
+                self.note_type_name(ns, &ns.name);
                 return self.variant(*index, name, args, span, true);
             }
             if self.scope.types.contains_key(&ns.name) {
+                self.note_type_name(ns, &ns.name);
                 let found = self
                     .builtins()
                     .find(|b| {
@@ -67,7 +70,10 @@ impl Checker<'_> {
                     })
                     .cloned();
                 return match found {
-                    Some(builtin) => self.call_builtin(&builtin, None, args, span, hint),
+                    Some(builtin) => {
+                        self.note_builtin(name, &builtin);
+                        self.call_builtin(&builtin, None, args, span, hint)
+                    }
                     None => {
                         let candidates: Vec<String> = self
                             .builtins()
@@ -123,7 +129,10 @@ impl Checker<'_> {
             })
             .cloned();
         match found {
-            Some(builtin) => self.call_builtin(&builtin, Some(receiver), args, span, hint),
+            Some(builtin) => {
+                self.note_builtin(name, &builtin);
+                self.call_builtin(&builtin, Some(receiver), args, span, hint)
+            }
             None => {
                 let candidates: Vec<String> = self
                     .builtins()
@@ -217,7 +226,8 @@ impl Checker<'_> {
         span: Span,
         hint: Option<&Ty>,
     ) -> Lowered {
-        if self.local(&name.name).is_some() {
+        if let Some(id) = self.local(&name.name) {
+            self.note_local(name, id);
             self.error(
                 Code::NotCallable,
                 name.span,
@@ -227,6 +237,7 @@ impl Checker<'_> {
             return poisoned(span);
         }
         if name.name == "Some" {
+            self.note(name.span, Symbol::option_variant("Some"));
             let inner_hint = match hint.map(|h| self.shallow(h)) {
                 Some(Ty::Option(inner)) => *inner,
                 _ => self.fresh(false),
@@ -245,6 +256,7 @@ impl Checker<'_> {
             );
         }
         if let Some((layer_id, entry)) = self.find_member(&name.name) {
+            self.note_member(name, entry);
             match &entry.def {
                 MemberDef::Fn(info) => {
                     if self.in_constant_context() {
@@ -283,6 +295,7 @@ impl Checker<'_> {
             }
         }
         if let Some((def, key, _)) = self.scope.values.get(&name.name) {
+            self.note_value(name, def, key);
             return match def {
                 ValueDef::Fn(info) => {
                     let (info, key) = (info.clone(), key.clone());
@@ -304,6 +317,7 @@ impl Checker<'_> {
             .find(|b| b.short_name == name.name && b.kind == BuiltinKind::Function)
             .cloned();
         if let Some(builtin) = found {
+            self.note_builtin(name, &builtin);
             return self.call_builtin(&builtin, None, args, span, hint);
         }
         let mut candidates = self
@@ -527,10 +541,10 @@ impl Checker<'_> {
                         let annotated = self.resolve(annotation);
                         self.expect_ty(annotation.span(), &annotated, ty);
                     }
-                    ids.push(self.new_local(&param.name.name, ty.clone()));
+                    ids.push(self.new_local(&param.name, ty.clone()));
                 }
                 let body = self.check(body, ret);
-                self.locals.truncate(depth);
+                self.end_scope(depth, value.span.end);
                 lowered(
                     ir::ExprKind::Closure {
                         params: ids,

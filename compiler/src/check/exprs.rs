@@ -7,6 +7,7 @@ use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{self, MemberDef, Scope, TypeDef};
 use crate::ir;
+use crate::symbol::GameKind;
 use crate::types::Ty;
 
 impl Checker<'_> {
@@ -60,8 +61,9 @@ impl Checker<'_> {
             } => {
                 let depth = self.locals.len();
                 let guards = self.guards(guards);
+                let then_end = then.span.end;
                 let then = self.infer(then, hint);
-                self.locals.truncate(depth);
+                self.end_scope(depth, then_end);
                 let ty = then.ty.clone();
                 let otherwise = self.check(otherwise, &ty);
                 lowered(
@@ -84,7 +86,7 @@ impl Checker<'_> {
                     bound.push((pattern, value));
                 }
                 let mut body = self.infer(result, hint);
-                self.locals.truncate(depth);
+                self.end_scope(depth, span.end);
                 for (pattern, value) in bound.into_iter().rev() {
                     let ty = body.ty.clone();
                     body = lowered(
@@ -151,6 +153,9 @@ impl Checker<'_> {
         span: Span,
     ) -> Lowered {
         let text = env::path_text(name);
+        if let Some(last) = name.segments.last() {
+            self.note_type_name(last, &text);
+        }
         let record = match self.scope.types.get(&text) {
             Some(TypeDef::Alias(Ty::Record(record))) => record.clone(),
             Some(_) => {
@@ -180,6 +185,7 @@ impl Checker<'_> {
         for (field, value) in fields {
             match record.fields.iter().position(|(n, _)| *n == field.name) {
                 Some(index) => {
+                    self.note_field(field, &record);
                     let lowered_value = self.check(value, &record.fields[index].1.clone());
                     if values[index].is_some() {
                         self.error(
@@ -258,9 +264,11 @@ impl Checker<'_> {
         }
         if let Some(ns) = self.namespace(base) {
             if let Some(TypeDef::Enum(index)) = self.scope.types.get(&ns.name) {
+                self.note_type_name(ns, &ns.name);
                 return self.variant(*index, field, &[], span, false);
             }
             if let Some(layer_id) = self.scope.layer(&ns.name) {
+                self.note_layer(ns, layer_id);
                 let Some(entry) = self.scope.layers[layer_id.index()].members.get(&field.name)
                 else {
                     let help = did_you_mean(
@@ -291,6 +299,7 @@ impl Checker<'_> {
         match self.shallow(&base.ty) {
             Ty::Record(record) => match record.fields.iter().position(|(n, _)| *n == field.name) {
                 Some(index) => {
+                    self.note_field(field, &record);
                     let ty = record.fields[index].1.clone();
                     lowered(ir::ExprKind::Field(Box::new(base), index as u32), ty, span)
                 }
@@ -304,6 +313,7 @@ impl Checker<'_> {
                     self.unknown_name(field);
                     return poisoned(span);
                 };
+                self.note_member(field, entry);
                 if !self.sees(layer_id) {
                     self.higher_layer(field, layer_id);
                     return poisoned(span);
@@ -362,6 +372,11 @@ impl Checker<'_> {
         args: Option<&[ast::Arg]>,
         span: Span,
     ) -> Lowered {
+        if let Some(game) = &self.scope.game
+            && game.queries.iter().any(|q| q.name == name.name)
+        {
+            self.note_game(name, GameKind::Query);
+        }
         if self.in_constant_context() {
             self.not_constant(span, &format!("game query `game.{}`", name.name));
             return poisoned(span);
@@ -469,6 +484,7 @@ impl Checker<'_> {
             );
             return poisoned(span);
         };
+        self.note_variant(index, name);
         let payload_types = &info.variants[position].1;
         if !called && !payload_types.is_empty() {
             self.error(

@@ -105,15 +105,26 @@ impl Checker<'_> {
             Some(ir::LlmShape::Record(fields)) => fields.clone(),
             _ => Vec::new(),
         };
+        let mut bounded = Vec::new();
         for bound in &decl.bounds {
-            self.llm_bound(bound, &reply, &mut fields);
+            bounded.extend(self.llm_bound(bound, &reply, &mut fields));
+        }
+        if shape.is_some() {
+            self.llm_lengths("", &fields, &bounded, decl.reply.span());
         }
         let names: Vec<&str> = decl.params.iter().map(|p| p.name.name.as_str()).collect();
-        for template in [&decl.system, &decl.user] {
+        let templates = [(&decl.system, false), (&decl.user, false)]
+            .into_iter()
+            .chain(decl.retry.as_ref().map(|r| (&r.feedback, true)));
+        for (template, feedback) in templates {
             for (name, offset) in placeholders(&template.value) {
-                if name != "schema" && !names.contains(&name.as_str()) {
+                let known = name == "schema" || (feedback && name == "error");
+                if !known && !names.contains(&name.as_str()) {
                     let mut candidates = names.clone();
                     candidates.push("schema");
+                    if feedback {
+                        candidates.push("error");
+                    }
                     // The offset is into the unescaped text; the literal's span is close enough
                     // to point at, and exact when the template has no escapes before it.
                     let start = template.span.start + 1 + offset as u32;
@@ -134,6 +145,8 @@ impl Checker<'_> {
                 }
             }
         }
+        let ensures = self.llm_ensures(decl, &reply);
+        let retry = decl.retry.as_ref().and_then(|retry| self.llm_retry(retry));
         let info = self.scope.llms.get(&decl.name.name)?.clone();
         let result = self.scope.enum_named(&ir::llm_result_name(&info.reply))?;
         let failure = self.scope.enum_named(ir::LLM_FAILURE_ENUM)?;
@@ -150,6 +163,8 @@ impl Checker<'_> {
                 user: decl.user.value.clone(),
                 reply,
                 shape,
+                ensures,
+                retry,
                 result_enum: result.id,
                 failure_enum: failure.id,
                 span: rel(decl.span),
@@ -157,35 +172,17 @@ impl Checker<'_> {
         ))
     }
 
-    /// The shape of a reply type, or an E0613 when it is not a record of scalars or an enum of
-    /// unit variants.
+    /// The shape of a reply type, or an E0613 when it is not a record of reply fields or an enum
+    /// of unit variants.
     pub(super) fn llm_shape(&mut self, reply: &Ty, span: Span) -> Option<ir::LlmShape> {
-        let unit_enum = |this: &Self, name: &str| -> Option<ir::LlmEnum> {
-            let info = this.scope.enum_named(name)?;
-            if info.variants.is_empty() || info.variants.iter().any(|(_, p)| !p.is_empty()) {
-                return None;
-            }
-            Some(ir::LlmEnum {
-                enum_id: info.id,
-                variants: info.variants.iter().map(|(v, _)| v.clone()).collect(),
-            })
-        };
         let shape = match reply {
             Ty::Error => return None,
-            Ty::Enum(name) => unit_enum(self, name).map(ir::LlmShape::Enum),
-            Ty::Record(record) => {
+            Ty::Enum(name) => self.unit_enum(name).map(ir::LlmShape::Enum),
+            Ty::Record(record) if !record.fields.is_empty() => {
                 let mut fields = Vec::new();
                 let mut ok = true;
                 for (name, ty) in &record.fields {
-                    let kind = match ty {
-                        Ty::Int => Some(ir::LlmFieldKind::Int),
-                        Ty::Float => Some(ir::LlmFieldKind::Float),
-                        Ty::Bool => Some(ir::LlmFieldKind::Bool),
-                        Ty::String => Some(ir::LlmFieldKind::String),
-                        Ty::Enum(e) => unit_enum(self, e).map(ir::LlmFieldKind::Enum),
-                        _ => None,
-                    };
-                    match kind {
+                    match self.llm_kind(ty, 0) {
                         Some(kind) => fields.push(ir::LlmField {
                             name: name.clone(),
                             kind,
@@ -198,7 +195,7 @@ impl Checker<'_> {
                                     Code::LlmReplyType,
                                     span,
                                     format!("field `{name}` of the reply has type `{ty}`, which an LLM reply cannot carry"),
-                                    Some("reply fields are `Int`, `Float`, `Bool`, `String` or an enum of unit variants".into()),
+                                    Some(REPLY_FIELD_TYPES.into()),
                                 );
                             }
                         }
@@ -207,80 +204,251 @@ impl Checker<'_> {
                 if !ok {
                     return None;
                 }
-                if fields.is_empty() {
-                    None
-                } else {
-                    Some(ir::LlmShape::Record(fields))
-                }
+                return Some(ir::LlmShape::Record(fields));
             }
             _ => None,
         };
-        if shape.is_none()
-            && !reply.has_error()
-            && !matches!(reply, Ty::Record(r) if !r.fields.is_empty())
-        {
+        if shape.is_none() && !reply.has_error() {
             self.error(
                 Code::LlmReplyType,
                 span,
                 format!("an LLM cannot reply with `{reply}`"),
-                Some("reply with a record of `Int`, `Float`, `Bool`, `String` and unit-enum fields, or with an enum of unit variants".into()),
+                Some(format!(
+                    "reply with a record or with an enum of unit variants; {REPLY_FIELD_TYPES}"
+                )),
             );
         }
         shape
     }
 
-    /// Checks one `where` bound and records its range on the field.
+    /// An enum of unit variants, with every variant allowed.
+    fn unit_enum(&self, name: &str) -> Option<ir::LlmEnum> {
+        let info = self.scope.enum_named(name)?;
+        if info.variants.is_empty() || info.variants.iter().any(|(_, p)| !p.is_empty()) {
+            return None;
+        }
+        let variants: Vec<String> = info.variants.iter().map(|(v, _)| v.clone()).collect();
+        Some(ir::LlmEnum {
+            enum_id: info.id,
+            allowed: variants.clone(),
+            variants,
+        })
+    }
+
+    /// The kind of a reply field of type `ty`, or `None` when a reply cannot carry it. Lists
+    /// start without a length; the item's `len` bound gives it.
+    fn llm_kind(&self, ty: &Ty, depth: usize) -> Option<ir::LlmFieldKind> {
+        // Records nest inside lists (a plan of steps); a bound on nesting keeps a pathological
+        // alias chain from recursing without end.
+        const MAX_DEPTH: usize = 4;
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        Some(match ty {
+            Ty::Int => ir::LlmFieldKind::Int,
+            Ty::Float => ir::LlmFieldKind::Float,
+            Ty::Bool => ir::LlmFieldKind::Bool,
+            Ty::String => ir::LlmFieldKind::String,
+            Ty::Enum(e) => ir::LlmFieldKind::Enum(self.unit_enum(e)?),
+            Ty::Option(inner) if !matches!(**inner, Ty::Option(_)) => {
+                ir::LlmFieldKind::Optional(Box::new(self.llm_kind(inner, depth + 1)?))
+            }
+            Ty::List(inner) if !matches!(**inner, Ty::Option(_) | Ty::List(_)) => {
+                ir::LlmFieldKind::List {
+                    item: Box::new(self.llm_kind(inner, depth + 1)?),
+                    min_len: 0,
+                    max_len: u32::MAX,
+                }
+            }
+            Ty::Record(record) if !record.fields.is_empty() => ir::LlmFieldKind::Record(
+                record
+                    .fields
+                    .iter()
+                    .map(|(name, ty)| {
+                        Some(ir::LlmField {
+                            name: name.clone(),
+                            kind: self.llm_kind(ty, depth + 1)?,
+                            range: None,
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            _ => return None,
+        })
+    }
+
+    /// Checks one `where` bound and records it on the field it names. Returns the path of a
+    /// list whose length it bounds.
     pub(super) fn llm_bound(
         &mut self,
         bound: &ast::LlmBound,
         reply: &Ty,
         fields: &mut [ir::LlmField],
-    ) {
-        let Ty::Record(record) = reply else {
+    ) -> Option<String> {
+        let head = bound.path.first()?;
+        if !matches!(reply, Ty::Record(_)) {
             if !reply.has_error() {
                 self.error(
                     Code::LlmBound,
-                    bound.field.span,
+                    head.span,
                     format!(
                         "`where` bounds fields of a record reply, and `{reply}` is not a record"
                     ),
                     None,
                 );
             }
-            return;
-        };
-        let Some((_, ty)) = record.fields.iter().find(|(n, _)| *n == bound.field.name) else {
-            self.error(
-                Code::LlmBound,
-                bound.field.span,
-                format!("the reply `{reply}` has no field `{}`", bound.field.name),
-                did_you_mean(
-                    &bound.field.name,
-                    record.fields.iter().map(|(n, _)| n.as_str()),
-                ),
-            );
-            return;
-        };
-        if !ty.is_numeric() {
-            self.error(
-                Code::LlmBound,
-                bound.field.span,
-                format!(
-                    "field `{}` has type `{ty}`; only `Int` and `Float` fields take a range",
-                    bound.field.name
-                ),
-                None,
-            );
-            return;
+            return None;
         }
-        let Some(range) = env::literal_range(&bound.range) else {
+        // Walk the path: each step past the first goes into the record items of a list (or
+        // the record of an optional field).
+        let mut current: &mut [ir::LlmField] = fields;
+        let mut field_index = None;
+        for (step, name) in bound.path.iter().enumerate() {
+            let Some(index) = current.iter().position(|f| f.name == name.name) else {
+                let known: Vec<String> = current.iter().map(|f| f.name.clone()).collect();
+                self.error(
+                    Code::LlmBound,
+                    name.span,
+                    if step == 0 {
+                        format!("the reply `{reply}` has no field `{}`", name.name)
+                    } else {
+                        format!("the items have no field `{}`", name.name)
+                    },
+                    did_you_mean(&name.name, known.iter().map(String::as_str)),
+                );
+                return None;
+            };
+            if step + 1 == bound.path.len() {
+                field_index = Some(index);
+                break;
+            }
+            match innermost_mut(&mut current[index].kind) {
+                ir::LlmFieldKind::Record(inner) => current = inner,
+                _ => {
+                    self.error(
+                        Code::LlmBound,
+                        bound.path[step + 1].span,
+                        format!(
+                            "`{}` holds no records, so it has no field `{}`",
+                            name.name,
+                            bound.path[step + 1].name
+                        ),
+                        None,
+                    );
+                    return None;
+                }
+            }
+        }
+        let field = &mut current[field_index?];
+        let path: Vec<&str> = bound.path.iter().map(|p| p.name.as_str()).collect();
+        let path = path.join(".");
+        match &bound.kind {
+            ast::LlmBoundKind::Range(range) => {
+                let ty = match innermost_mut(&mut field.kind) {
+                    ir::LlmFieldKind::Int => Ty::Int,
+                    ir::LlmFieldKind::Float => Ty::Float,
+                    _ => {
+                        self.error(
+                            Code::LlmBound,
+                            head.span,
+                            format!("field `{path}` is not a number; only `Int` and `Float` fields take a range"),
+                            Some("bound a list's length with `len in lo..=hi`, an enum with `in {A, B}`".into()),
+                        );
+                        return None;
+                    }
+                };
+                let range = self.llm_range(range, &ty, &path)?;
+                field.range = Some(range);
+                None
+            }
+            ast::LlmBoundKind::Len(range) => {
+                let kind = match &mut field.kind {
+                    ir::LlmFieldKind::Optional(inner) => inner.as_mut(),
+                    other => other,
+                };
+                let ir::LlmFieldKind::List {
+                    min_len, max_len, ..
+                } = kind
+                else {
+                    self.error(
+                        Code::LlmBound,
+                        head.span,
+                        format!("field `{path}` is not a list; only `List` fields take `len`"),
+                        None,
+                    );
+                    return None;
+                };
+                let range = self.llm_range(range, &Ty::Int, &path)?;
+                let (ir::Literal::Int(lo), ir::Literal::Int(hi)) = (&range.lo, &range.hi) else {
+                    return None;
+                };
+                let hi = if range.inclusive { *hi } else { hi - 1 };
+                let (Ok(lo), Ok(hi)) = (u32::try_from(*lo), u32::try_from(hi)) else {
+                    self.error(
+                        Code::LlmBound,
+                        bound.span,
+                        format!("the length of `{path}` must lie in 0..={}", u32::MAX),
+                        None,
+                    );
+                    return None;
+                };
+                *min_len = lo;
+                *max_len = hi;
+                Some(path)
+            }
+            ast::LlmBoundKind::Variants(names) => {
+                let ir::LlmFieldKind::Enum(e) = innermost_mut(&mut field.kind) else {
+                    self.error(
+                        Code::LlmBound,
+                        head.span,
+                        format!(
+                            "field `{path}` is not an enum; only enum fields take a set of variants"
+                        ),
+                        None,
+                    );
+                    return None;
+                };
+                if names.is_empty() {
+                    self.error(
+                        Code::LlmBound,
+                        bound.span,
+                        format!("the set of variants of `{path}` is empty"),
+                        Some("allow at least one variant".into()),
+                    );
+                    return None;
+                }
+                for name in names {
+                    if !e.variants.contains(&name.name) {
+                        self.error(
+                            Code::LlmBound,
+                            name.span,
+                            format!("`{}` is not a variant of the field `{path}`", name.name),
+                            did_you_mean(&name.name, e.variants.iter().map(String::as_str)),
+                        );
+                        return None;
+                    }
+                }
+                e.allowed = e
+                    .variants
+                    .iter()
+                    .filter(|v| names.iter().any(|n| &n.name == *v))
+                    .cloned()
+                    .collect();
+                None
+            }
+        }
+    }
+
+    /// A literal, non-empty range of `ty` for the field `path`.
+    fn llm_range(&mut self, range: &ast::RangeExpr, ty: &Ty, path: &str) -> Option<ir::Range> {
+        let Some(lowered) = env::literal_range(range) else {
             self.error(
                 Code::LlmBound,
-                bound.range.span,
+                range.span,
                 "the bounds of a range must be literals".to_owned(),
                 Some("write the bounds as numbers, for example `in 0..=10`".into()),
             );
-            return;
+            return None;
         };
         let fits = |l: &ir::Literal| {
             matches!(
@@ -288,39 +456,130 @@ impl Checker<'_> {
                 (Ty::Int, ir::Literal::Int(_)) | (Ty::Float, ir::Literal::Float(_))
             )
         };
-        if !fits(&range.lo) || !fits(&range.hi) {
+        if !fits(&lowered.lo) || !fits(&lowered.hi) {
             self.error(
                 Code::LlmBound,
-                bound.range.span,
-                format!(
-                    "the bounds of field `{}` must be `{ty}` literals",
-                    bound.field.name
-                ),
+                range.span,
+                format!("the bounds of `{path}` must be `{ty}` literals"),
                 Some(if *ty == Ty::Float {
                     "write `0.0..=1.0`, not `0..=1`".into()
                 } else {
                     "write whole numbers".into()
                 }),
             );
-            return;
+            return None;
         }
         let as_f64 = |l: &ir::Literal| match l {
             ir::Literal::Int(v) => *v as f64,
             ir::Literal::Float(v) => *v,
             _ => 0.0,
         };
-        let (lo, hi) = (as_f64(&range.lo), as_f64(&range.hi));
-        if lo > hi || (lo == hi && !range.inclusive) {
+        let (lo, hi) = (as_f64(&lowered.lo), as_f64(&lowered.hi));
+        if lo > hi || (lo == hi && !lowered.inclusive) {
             self.error(
                 Code::LlmBound,
-                bound.range.span,
+                range.span,
                 "this range is empty".to_owned(),
                 None,
             );
-            return;
+            return None;
         }
-        if let Some(field) = fields.iter_mut().find(|f| f.name == bound.field.name) {
-            field.range = Some(range);
+        Some(lowered)
+    }
+
+    /// The `ensure` conditions, each checked as a `Bool` with the typed reply as `reply` and the
+    /// item's parameters in scope, like the body of a top-level `fn`.
+    fn llm_ensures(&mut self, decl: &ast::LlmDecl, reply: &Ty) -> Vec<ir::LlmEnsure> {
+        let mut out = Vec::new();
+        for (i, ensure) in decl.ensures.iter().enumerate() {
+            self.begin(Ctx::TopFn, NodeKind::Other, None, ensure.span);
+            // `reply` is declared where the reply type is written, for go-to-definition.
+            let reply_name = ast::Ident {
+                name: "reply".to_owned(),
+                span: decl.reply.span(),
+            };
+            self.new_local(&reply_name, reply.clone());
+            for param in &decl.params {
+                let ty = self.resolve(&param.ty);
+                self.new_local(&param.name, ty);
+            }
+            let mut condition = self.check(&ensure.condition, &Ty::Bool);
+            self.fix_expr(&mut condition);
+            let frame = self.take_frame();
+            let message = match &ensure.message {
+                Some(message) => message.value.clone(),
+                None => format!(
+                    "the reply fails check {} of `{}` (an `ensure`)",
+                    i + 1,
+                    decl.name.name
+                ),
+            };
+            out.push(ir::LlmEnsure {
+                condition: ir::Body {
+                    frame,
+                    expr: condition,
+                },
+                message,
+                span: rel(ensure.span),
+            });
+        }
+        out
+    }
+
+    /// `retry N with "..."`: `N` a literal from 1 to [`ir::MAX_LLM_RETRIES`].
+    fn llm_retry(&mut self, retry: &ast::LlmRetry) -> Option<ir::LlmRetry> {
+        let count = match &retry.count.kind {
+            ast::ExprKind::Int(n) => Some(*n),
+            _ => None,
+        };
+        match count {
+            Some(n) if (1..=i64::from(ir::MAX_LLM_RETRIES)).contains(&n) => Some(ir::LlmRetry {
+                count: n as u32,
+                feedback: retry.feedback.value.clone(),
+            }),
+            _ => {
+                self.error(
+                    Code::LlmRetry,
+                    retry.count.span,
+                    format!(
+                        "the number of retries must be a literal from 1 to {}",
+                        ir::MAX_LLM_RETRIES
+                    ),
+                    Some("each retry is another call; write `retry 2 with \"...\"`".into()),
+                );
+                None
+            }
+        }
+    }
+
+    /// An E0615 for every list field (at any depth) that no `len` bound named.
+    fn llm_lengths(
+        &mut self,
+        prefix: &str,
+        fields: &[ir::LlmField],
+        bounded: &[String],
+        span: Span,
+    ) {
+        for field in fields {
+            let path = format!("{prefix}{}", field.name);
+            let mut kind = &field.kind;
+            if let ir::LlmFieldKind::Optional(inner) = kind {
+                kind = inner;
+            }
+            if let ir::LlmFieldKind::List { item, .. } = kind {
+                if !bounded.contains(&path) {
+                    self.error(
+                        Code::LlmListLength,
+                        span,
+                        format!("the list field `{path}` of the reply has no length bound"),
+                        Some(format!("add `where {path} len in 1..=8` (or the range you need): a list the model writes must be bounded")),
+                    );
+                }
+                kind = item;
+            }
+            if let ir::LlmFieldKind::Record(inner) = kind {
+                self.llm_lengths(&format!("{path}."), inner, bounded, span);
+            }
         }
     }
 
@@ -418,7 +677,7 @@ impl Checker<'_> {
                 );
             }
             let ty = self.resolve(&param.ty);
-            self.new_local(&param.name.name, ty.clone());
+            self.new_local(&param.name, ty.clone());
             params.push(ty);
         }
         let ret = self.resolve(&decl.ret);
@@ -457,4 +716,17 @@ pub fn placeholders(template: &str) -> Vec<(String, usize)> {
         }
     }
     out
+}
+
+/// What a reply field may be, for help texts.
+const REPLY_FIELD_TYPES: &str = "reply fields are `Int`, `Float`, `Bool`, `String`, enums of unit \
+     variants, `Option` of one of these, and `List`s of these or of records of them";
+
+/// The kind inside an optional field or a list: what a range or a set of variants bounds.
+fn innermost_mut(kind: &mut ir::LlmFieldKind) -> &mut ir::LlmFieldKind {
+    match kind {
+        ir::LlmFieldKind::Optional(inner) => innermost_mut(inner),
+        ir::LlmFieldKind::List { item, .. } => innermost_mut(item),
+        other => other,
+    }
 }

@@ -7,6 +7,7 @@ use crate::codes::Code;
 use crate::diagnostic::did_you_mean;
 use crate::env::{self, MemberDef};
 use crate::ir;
+use crate::symbol::GameKind;
 use crate::types::Ty;
 
 impl Checker<'_> {
@@ -94,7 +95,7 @@ impl Checker<'_> {
                 let mut params = Vec::new();
                 for param in &decl.params {
                     let ty = self.resolve(&param.ty);
-                    self.new_local(&param.name.name, ty.clone());
+                    self.new_local(&param.name, ty.clone());
                     params.push(ty);
                 }
                 let available = decl.available.as_ref().map(|cond| {
@@ -106,6 +107,7 @@ impl Checker<'_> {
                 for clause in &decl.requires {
                     let mut cond = self.check(&clause.cond, &Ty::Bool);
                     self.fix_expr(&mut cond);
+                    self.note_error_code(&clause.code);
                     match self.scope.errors.get(&clause.code.name) {
                         Some((id, key)) => {
                             self.uses.insert(key.clone());
@@ -197,7 +199,7 @@ impl Checker<'_> {
                     let depth = self.locals.len();
                     let mut guards = self.guards(&rule.guards);
                     let call = self.action_call(&rule.action, Code::RuleNotAction);
-                    self.locals.truncate(depth);
+                    self.end_scope(depth, rule.span.end);
                     self.fix_guards(&mut guards);
                     let Some((action, mut args)) = call else {
                         continue;
@@ -279,13 +281,21 @@ impl Checker<'_> {
             &game.observations
         };
         match list.iter().find(|m| m.name == name.name) {
-            Some(message) => Some(
-                message
-                    .params
-                    .iter()
-                    .map(|p| (p.name.clone(), self.scope.normalize(&p.ty)))
-                    .collect(),
-            ),
+            Some(message) => {
+                let kind = if effect {
+                    GameKind::Effect
+                } else {
+                    GameKind::Observation
+                };
+                self.note_game(name, kind);
+                Some(
+                    message
+                        .params
+                        .iter()
+                        .map(|p| (p.name.clone(), self.scope.normalize(&p.ty)))
+                        .collect(),
+                )
+            }
             None => {
                 let help = did_you_mean(&name.name, list.iter().map(|m| m.name.as_str()))
                     .unwrap_or_else(|| {
@@ -334,7 +344,7 @@ impl Checker<'_> {
         }
         for (i, param) in params.iter().enumerate() {
             let ty = fields.get(i).map_or(Ty::Error, |(_, t)| t.clone());
-            self.new_local(&param.name, ty);
+            self.new_local(param, ty);
         }
     }
 

@@ -24,6 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::env::{self, DefKey, MemberDef, Scope};
 use crate::ir::{self, LayerId, LocalId};
 use crate::signatures::SignatureSet;
+use crate::symbol::Names;
 use crate::types::Ty;
 
 mod calls;
@@ -35,6 +36,7 @@ mod members;
 mod names;
 mod operators;
 mod patterns;
+mod record;
 mod stmts;
 
 pub use items::placeholders;
@@ -124,6 +126,8 @@ pub struct ChunkCheck {
     pub facts: Arc<Facts>,
     /// The lowered chunk.
     pub ir: ChunkIr,
+    /// What every name of the chunk resolved to.
+    pub names: Names,
 }
 
 /// Checks the items or members of one parsed chunk. `layer` is the layer a member chunk belongs
@@ -139,8 +143,9 @@ pub fn check_chunk(
     let mut out = ChunkCheck::default();
     for item in items {
         let mut ck = Checker::new(scope, sigs, None, Ctx::Const);
+        ck.declare_item(item);
         ck.item(item, &mut out);
-        ck.finish(&mut out);
+        ck.finish(&mut out, item.span().end);
     }
     for member in members {
         let Some(layer) = layer else {
@@ -151,8 +156,9 @@ pub fn check_chunk(
             continue;
         };
         let mut ck = Checker::new(scope, sigs, Some(layer), Ctx::Computed);
+        ck.declare_member(member);
         ck.member(member, &mut out);
-        ck.finish(&mut out);
+        ck.finish(&mut out, member.span().end);
     }
     out
 }
@@ -198,6 +204,10 @@ struct Checker<'a> {
     done_nodes: Vec<Node>,
     /// Types of expressions that need checking once all inference is done (empty list literals).
     pending: Vec<(Ty, Span)>,
+    /// What the names of the chunk resolved to.
+    names: Names,
+    /// For each local of the frame, by [`LocalId`], its declaration in [`Names::locals`].
+    decl_of: Vec<usize>,
 }
 
 type Lowered = ir::Expr;
@@ -232,6 +242,8 @@ impl<'a> Checker<'a> {
             },
             done_nodes: Vec::new(),
             pending: Vec::new(),
+            names: Names::default(),
+            decl_of: Vec::new(),
         }
     }
 
@@ -240,6 +252,7 @@ impl<'a> Checker<'a> {
         self.ctx = ctx;
         self.frame.clear();
         self.locals.clear();
+        self.decl_of.clear();
         self.flush_node();
         self.node.kind = kind;
         self.node.key = key;
@@ -267,8 +280,16 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn finish(mut self, out: &mut ChunkCheck) {
+    /// Ends the check of an item or member whose text ends at `end`.
+    fn finish(mut self, out: &mut ChunkCheck, end: u32) {
         self.flush_node();
+        let mut locals = std::mem::take(&mut self.names.locals);
+        for local in &mut locals {
+            local.ty = self.finalize(&local.ty);
+            local.scope_end = local.scope_end.min(end);
+        }
+        out.names.locals.append(&mut locals);
+        out.names.refs.append(&mut self.names.refs);
         for (ty, span) in std::mem::take(&mut self.pending) {
             if matches!(self.zonk(&ty), Ty::Var(_)) || contains_var(&self.zonk(&ty)) {
                 self.error(Code::CannotInfer, span, "the type of this expression cannot be inferred".to_owned(), Some("give it a declared type, for example through a typed `const` or `state` field".into()));
@@ -304,13 +325,14 @@ impl Checker<'_> {
         self.diags.push(diagnostic);
     }
 
-    fn new_local(&mut self, name: &str, ty: Ty) -> LocalId {
+    fn new_local(&mut self, name: &ast::Ident, ty: Ty) -> LocalId {
         let id = LocalId(self.frame.len() as u32);
+        self.declare_local(name, id, &ty);
         self.frame.push(ir::Local {
-            name: name.to_owned(),
+            name: name.name.clone(),
             ty,
         });
-        self.locals.push((name.to_owned(), id));
+        self.locals.push((name.name.clone(), id));
         id
     }
 
@@ -323,10 +345,12 @@ impl Checker<'_> {
             })
             .collect();
         self.locals.clear();
+        self.decl_of.clear();
         ir::Frame { locals }
     }
 
     fn resolve(&mut self, ty: &ast::TypeExpr) -> Ty {
+        self.note_type(ty);
         let mut diags = Vec::new();
         let resolved = self.scope.resolve_type(ty, &mut diags);
         self.diags.extend(diags);

@@ -9,6 +9,7 @@ use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{self, DefKey, FnInfo, MemberDef, Scope, ValueDef};
 use crate::ir::{self, LayerId, LocalId};
+use crate::symbol::Symbol;
 use crate::types::{RecordTy, Ty};
 
 impl<'a> Checker<'a> {
@@ -137,10 +138,12 @@ impl<'a> Checker<'a> {
     /// A bare name in expression position.
     pub(super) fn name(&mut self, name: &ast::Ident, span: Span, hint: Option<&Ty>) -> Lowered {
         if let Some(id) = self.local(&name.name) {
+            self.note_local(name, id);
             let ty = self.frame[id.index()].ty.clone();
             return lowered(ir::ExprKind::Local(id), ty, span);
         }
         if name.name == "None" {
+            self.note(name.span, Symbol::option_variant("None"));
             let inner = self.fresh(false);
             return lowered(ir::ExprKind::None, Ty::Option(Box::new(inner)), span);
         }
@@ -157,6 +160,7 @@ impl<'a> Checker<'a> {
             return self.member_read(name, span, layer_id, entry, hint);
         }
         if let Some((def, key, _)) = self.scope.values.get(&name.name) {
+            self.note_value(name, def, key);
             let key = key.clone();
             match def {
                 ValueDef::Const { id, ty } => {
@@ -178,6 +182,7 @@ impl<'a> Checker<'a> {
             }
         }
         if self.scope.types.contains_key(&name.name) {
+            self.note_type_name(name, &name.name);
             self.error(
                 Code::UnknownName,
                 span,
@@ -232,6 +237,7 @@ impl<'a> Checker<'a> {
         entry: &env::MemberEntry,
         hint: Option<&Ty>,
     ) -> Lowered {
+        self.note_member(name, entry);
         if self.in_constant_context() {
             self.not_constant(
                 span,

@@ -7,6 +7,7 @@ use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{self, TypeDef};
 use crate::ir;
+use crate::symbol::Symbol;
 use crate::types::Ty;
 
 impl Checker<'_> {
@@ -20,11 +21,10 @@ impl Checker<'_> {
         let kind = match &pattern.kind {
             ast::PatternKind::Wildcard | ast::PatternKind::Error => ir::PatternKind::Wildcard,
             ast::PatternKind::Bind(name) if name.name == "None" => {
+                self.note(name.span, Symbol::option_variant("None"));
                 self.option_pattern(None, ty, pattern.span)
             }
-            ast::PatternKind::Bind(name) => {
-                ir::PatternKind::Bind(self.new_local(&name.name, ty.clone()))
-            }
+            ast::PatternKind::Bind(name) => ir::PatternKind::Bind(self.new_local(name, ty.clone())),
             ast::PatternKind::Literal(expr) => {
                 let value = self.check(expr, ty);
                 match value.kind {
@@ -38,6 +38,9 @@ impl Checker<'_> {
             }
             ast::PatternKind::Variant(path, subpatterns) => {
                 let segments: Vec<&str> = path.segments.iter().map(|s| s.name.as_str()).collect();
+                if let [option @ ("Some" | "None")] = segments.as_slice() {
+                    self.note(path.span, Symbol::option_variant(option));
+                }
                 match segments.as_slice() {
                     ["Some"] => {
                         let inner = subpatterns.first();
@@ -120,7 +123,10 @@ impl Checker<'_> {
                 }
             }
             Some(e) => match self.scope.types.get(&e.name) {
-                Some(TypeDef::Enum(index)) => *index,
+                Some(TypeDef::Enum(index)) => {
+                    self.note_type_name(e, &e.name);
+                    *index
+                }
                 _ => {
                     let help = did_you_mean(&e.name, self.scope.types.keys().map(String::as_str));
                     self.error(
@@ -160,6 +166,7 @@ impl Checker<'_> {
             );
             return ir::PatternKind::Wildcard;
         };
+        self.note_variant(index, variant);
         let payload_types = &info.variants[position].1;
         if payload_types.len() != subpatterns.len() {
             self.error(
@@ -214,7 +221,7 @@ impl Checker<'_> {
             } else {
                 self.check(&arm.body, &result_ty)
             };
-            self.locals.truncate(depth);
+            self.end_scope(depth, arm.span.end);
             let unreachable = lowered_arms
                 .iter()
                 .any(|earlier: &ir::MatchArm| covers(&earlier.pattern, &pattern));

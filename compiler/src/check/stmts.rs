@@ -7,6 +7,7 @@ use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::env::{self, MemberDef};
 use crate::ir;
+use crate::symbol::{DefKind, Symbol};
 use crate::types::Ty;
 
 impl Checker<'_> {
@@ -17,7 +18,7 @@ impl Checker<'_> {
             .iter()
             .filter_map(|stmt| self.stmt(stmt, kind))
             .collect();
-        self.locals.truncate(depth);
+        self.end_scope(depth, block.span.end);
         stmts
     }
 
@@ -149,7 +150,11 @@ impl Checker<'_> {
             self.infer_loose(expr);
             return None;
         };
-        let Some(info) = self.scope.llms.get(&name.name).cloned() else {
+        let found = self.scope.llms.get(&name.name);
+        if let Some(info) = found {
+            self.note(name.span, Symbol::Def(info.key.clone(), DefKind::Fn));
+        }
+        let Some(info) = found.cloned() else {
             let help = did_you_mean(&name.name, self.scope.llms.keys().map(String::as_str))
                 .or_else(|| {
                     Some(
@@ -203,7 +208,7 @@ impl Checker<'_> {
         let depth = self.locals.len();
         let guards = self.guards(&if_stmt.guards);
         let then = self.block(&if_stmt.then, kind);
-        self.locals.truncate(depth);
+        self.end_scope(depth, if_stmt.then.span.end);
         let otherwise = if_stmt
             .otherwise
             .as_ref()
@@ -253,8 +258,8 @@ impl Checker<'_> {
     pub(super) fn place(&mut self, target: &ast::Expr) -> Option<(ir::Place, Ty)> {
         match &target.kind {
             ast::ExprKind::Name(name) => {
-                if let Some((_, id)) = self.locals.iter().rev().find(|(n, _)| *n == name.name) {
-                    let _ = id;
+                if let Some(id) = self.local(&name.name) {
+                    self.note_local(name, id);
                     self.error(
                         Code::PatchNotState,
                         target.span,
@@ -265,6 +270,9 @@ impl Checker<'_> {
                 }
                 let own = self.layer;
                 let found = self.find_member(&name.name);
+                if let Some((_, entry)) = found {
+                    self.note_member(name, entry);
+                }
                 match found {
                     Some((layer_id, entry)) => match &entry.def {
                         MemberDef::State(id, ty) if Some(layer_id) == own => Some((
@@ -320,6 +328,7 @@ impl Checker<'_> {
                     Ty::Record(record) => {
                         match record.fields.iter().position(|(n, _)| *n == field.name) {
                             Some(index) => {
+                                self.note_field(field, &record);
                                 place.path.push(ir::PlaceStep::Field(index as u32));
                                 Some((place, record.fields[index].1.clone()))
                             }
@@ -395,7 +404,10 @@ impl Checker<'_> {
         };
         let layer_id = match layer_name {
             Some(layer) => match self.scope.layer(&layer.name) {
-                Some(id) => id,
+                Some(id) => {
+                    self.note_layer(layer, id);
+                    id
+                }
                 None => {
                     let help = did_you_mean(
                         &layer.name,
@@ -429,6 +441,7 @@ impl Checker<'_> {
             );
             return None;
         };
+        self.note_member(name, entry);
         let MemberDef::Tunable(id, ty, range) = &entry.def else {
             let what = member_kind_name(&entry.def);
             self.error(
@@ -509,6 +522,7 @@ impl Checker<'_> {
             self.unknown_name(name);
             return None;
         };
+        self.note_member(name, entry);
         let MemberDef::Action(id, params) = &entry.def else {
             self.error(
                 code,

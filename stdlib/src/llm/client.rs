@@ -361,11 +361,6 @@ impl LlmClient {
         &self.options
     }
 
-    /// The record/replay mode.
-    pub fn mode(&self) -> &CallMode {
-        &self.mode
-    }
-
     /// Starts a game of replicate `replicate` (the episode's seed): resets the per-game call
     /// counter and the occurrence counts.
     pub fn start_game(&mut self, replicate: u64) {

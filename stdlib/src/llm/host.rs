@@ -76,35 +76,61 @@ impl LlmHost for ClientHost {
 }
 
 /// The transport's shape of a declared reply. Enum variants are offered in their snake_case
-/// spelling and accepted in any case and `_`/`-` spelling; the numeric `where` bounds become
-/// the inclusive ranges the client checks (`OutOfRange`).
+/// spelling (only those a `where` bound allows) and accepted in any case and `_`/`-` spelling;
+/// the numeric `where` bounds become the inclusive ranges the client checks (`OutOfRange`), and
+/// a list's `len` bound its item count.
 pub fn reply_shape(shape: &LlmShape) -> ReplyShape {
     match shape {
         LlmShape::Enum(e) => ReplyShape::Enum {
-            variants: e.variants.iter().map(|v| snake_case(v)).collect(),
+            variants: e.allowed.iter().map(|v| snake_case(v)).collect(),
         },
         LlmShape::Record(fields) => ReplyShape::Record {
-            fields: fields
-                .iter()
-                .map(|field| {
-                    let ty = match &field.kind {
-                        LlmFieldKind::Int => {
-                            let (min, max) = int_bounds(field.range.as_ref());
-                            FieldType::Int { min, max }
-                        }
-                        LlmFieldKind::Float => {
-                            let (min, max) = float_bounds(field.range.as_ref());
-                            FieldType::Float { min, max }
-                        }
-                        LlmFieldKind::Bool => FieldType::Bool,
-                        LlmFieldKind::String => FieldType::String,
-                        LlmFieldKind::Enum(e) => FieldType::Choice {
-                            allowed: e.variants.iter().map(|v| snake_case(v)).collect(),
-                        },
-                    };
-                    FieldSpec::required(field.name.clone(), ty)
-                })
-                .collect(),
+            fields: field_specs(fields),
+        },
+    }
+}
+
+fn field_specs(fields: &[ir::LlmField]) -> Vec<FieldSpec> {
+    fields
+        .iter()
+        .map(|field| {
+            FieldSpec::required(
+                field.name.clone(),
+                field_type(&field.kind, field.range.as_ref()),
+            )
+        })
+        .collect()
+}
+
+fn field_type(kind: &LlmFieldKind, range: Option<&ir::Range>) -> FieldType {
+    match kind {
+        LlmFieldKind::Int => {
+            let (min, max) = int_bounds(range);
+            FieldType::Int { min, max }
+        }
+        LlmFieldKind::Float => {
+            let (min, max) = float_bounds(range);
+            FieldType::Float { min, max }
+        }
+        LlmFieldKind::Bool => FieldType::Bool,
+        LlmFieldKind::String => FieldType::String,
+        LlmFieldKind::Enum(e) => FieldType::Choice {
+            allowed: e.allowed.iter().map(|v| snake_case(v)).collect(),
+        },
+        LlmFieldKind::Optional(inner) => FieldType::Optional {
+            inner: Box::new(field_type(inner, range)),
+        },
+        LlmFieldKind::List {
+            item,
+            min_len,
+            max_len,
+        } => FieldType::List {
+            item: Box::new(field_type(item, range)),
+            min_len: *min_len,
+            max_len: *max_len,
+        },
+        LlmFieldKind::Record(fields) => FieldType::Record {
+            fields: field_specs(fields),
         },
     }
 }

@@ -534,19 +534,10 @@ fn validate_field(name: &str, ty: &FieldType, value: &Value) -> Result<FieldValu
 }
 
 /// The allowed tag that `text` names, ignoring letter case, `_`, `-` and spaces: models write
-/// `"Late"`, `"LATE"` or `"late "` for `late`, and all of them mean it.
+/// `"Late"`, `"LATE"` or `"late "` for `late`, and all of them mean it. The runtime matches
+/// variant names by the same rule.
 fn find_tag<'a>(allowed: &'a [String], text: &str) -> Option<&'a str> {
-    let norm = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !matches!(c, '_' | '-' | ' '))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let wanted = norm(text);
-    allowed
-        .iter()
-        .find(|tag| norm(tag) == wanted)
-        .map(String::as_str)
+    harness_runtime::llm::match_variant(allowed, text).map(|i| allowed[i].as_str())
 }
 
 /// A JSON number with no fractional part that fits an `i64`.
