@@ -1,6 +1,6 @@
 //! `harness check` and `harness explain`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use harness_compiler::Workspace;
@@ -14,11 +14,11 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
-        collect(path, &mut files, &mut problems);
+        harness::load::collect(path, &mut files, &mut problems);
     }
     files.sort();
     files.dedup();
-    let mut workspace = Workspace::new(crate::games::signatures());
+    let mut workspace = Workspace::new(harness::games::Registry::standard().signatures());
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
@@ -43,41 +43,6 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
-}
-
-/// A file, or every `.harness` file under a directory, in sorted order.
-fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
-    if path.is_dir() {
-        let entries = match std::fs::read_dir(path) {
-            Ok(entries) => entries,
-            Err(error) => {
-                problems.push(format!("cannot read directory {}: {error}", path.display()));
-                return;
-            }
-        };
-        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        children.sort();
-        for child in children {
-            if child.is_dir() || child.extension().is_some_and(|e| e == "harness") {
-                collect(&child, files, problems);
-            }
-        }
-    } else if path.exists() {
-        files.push(path.to_path_buf());
-    } else {
-        problems.push(format!("no such file or directory: {}", path.display()));
-    }
-}
-
-/// Every `.harness` file under `path` (or `path` itself), or the first problem found.
-pub fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-    let mut problems = Vec::new();
-    collect(path, files, &mut problems);
-    match problems.into_iter().next() {
-        Some(problem) => Err(problem),
-        None if files.is_empty() => Err(format!("no .harness file under {}", path.display())),
-        None => Ok(()),
     }
 }
 

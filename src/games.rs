@@ -1,55 +1,74 @@
-//! The games and signatures the command line knows, and loading a harness program from disk.
+//! The game registry: every game the command line, the language server and the tests know,
+//! and the bundled default harness.
+//!
+//! Adding a game touches its crate under `games/<name>/` and one line of
+//! [`Registry::standard`]; every consumer (checking, running, ablating, the lens, `harness
+//! games`, the language server) reads the registry, so none of them changes. This module is the
+//! one place outside the game crates that names a game.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use harness_battleship::Protocol;
-use harness_compiler::Workspace;
-use harness_compiler::ir::Program;
 use harness_compiler::signatures::SignatureSet;
-use harness_mci::game::Mci;
-use harness_mci::suite::Domain;
 use harness_runtime::GameKind;
 
-use crate::render;
+/// The games a tool knows, in listing order.
+#[derive(Clone, Default)]
+pub struct Registry {
+    games: Vec<Arc<dyn GameKind>>,
+}
 
-/// The names accepted by `--game`.
-pub const GAMES: &[&str] = &["battleship", harness_search::NAME, "cooling", "grid"];
+impl Registry {
+    /// The games that ship with harness: one line per game.
+    pub fn standard() -> Registry {
+        Registry::default()
+            .with(harness_battleship::play::Battleship)
+            .with(harness_search::LineSearch)
+            .with(harness_mci::game::Mci(harness_mci::suite::Domain::Cooling))
+            .with(harness_mci::game::Mci(harness_mci::suite::Domain::Grid))
+    }
 
-/// The game called `name`; `protocol` matters only to Battleship.
-pub fn game_kind(name: &str, protocol: Protocol) -> Result<Box<dyn GameKind>, String> {
-    match name {
-        "battleship" => Ok(Box::new(harness_battleship::play::Battleship::new(
-            protocol,
-        ))),
-        harness_search::NAME => Ok(Box::new(harness_search::LineSearch)),
-        "cooling" => Ok(Box::new(Mci(Domain::Cooling))),
-        "grid" => Ok(Box::new(Mci(Domain::Grid))),
-        other => Err(format!(
-            "unknown game `{other}`; the games are {}",
-            GAMES.join(", ")
-        )),
+    /// The registry with one more game (a later game of the same name replaces an earlier one).
+    pub fn with(mut self, game: impl GameKind + 'static) -> Registry {
+        self.games.retain(|known| known.name() != game.name());
+        self.games.push(Arc::new(game));
+        self
+    }
+
+    /// The games, in listing order.
+    pub fn games(&self) -> impl Iterator<Item = &Arc<dyn GameKind>> {
+        self.games.iter()
+    }
+
+    /// The game called `name`.
+    pub fn get(&self, name: &str) -> Result<Arc<dyn GameKind>, String> {
+        self.games
+            .iter()
+            .find(|game| game.name() == name)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.games.iter().map(|game| game.name()).collect();
+                format!("unknown game `{name}`; the games are {}", names.join(", "))
+            })
+    }
+
+    /// Every signature a harness can use: the prelude, the runtime's preview methods and every
+    /// game's bindings.
+    pub fn signatures(&self) -> SignatureSet {
+        let mut set = harness_stdlib::prelude::signatures();
+        set.extend(harness_runtime::signatures());
+        for game in &self.games {
+            set.game(game.bindings());
+        }
+        set
     }
 }
 
-/// Every signature a harness can use: the prelude, the runtime's preview methods and the games'
-/// bindings.
-pub fn signatures() -> SignatureSet {
-    let mut set = harness_stdlib::prelude::signatures();
-    set.extend(harness_runtime::signatures());
-    set.game(harness_battleship::bindings::game());
-    set.game(harness_search::LineSearch.bindings());
-    set.game(Mci(Domain::Cooling).bindings());
-    set.game(Mci(Domain::Grid).bindings());
-    set
-}
+/// The name under which the bundled default harness is recorded in result folders.
+pub const BUNDLED: &str = "<bundled>/harnesses/battleship";
 
-/// The name under which the bundled Battleship harness is recorded in result folders.
-pub const EMBEDDED_BATTLESHIP: &str = "<bundled>/harnesses/battleship";
-
-/// The bundled Battleship harness, compiled into the binary so that `harness ablate` runs from
-/// any directory.
-const BATTLESHIP: [(&str, &str); 4] = [
+/// The bundled default harness (the seed paper's four-layer Battleship harness), compiled into
+/// the binary so that `harness ablate` runs from any directory.
+const BUNDLED_FILES: [(&str, &str); 4] = [
     (
         "harnesses/battleship/belief.harness",
         include_str!("../harnesses/battleship/belief.harness"),
@@ -68,89 +87,89 @@ const BATTLESHIP: [(&str, &str); 4] = [
     ),
 ];
 
-/// The sources of a harness named on the command line: the bundled Battleship harness for
-/// [`EMBEDDED_BATTLESHIP`], else the files under the path.
-pub fn sources_of(name: &str) -> Result<Vec<(String, String)>, String> {
-    if name == EMBEDDED_BATTLESHIP {
-        return Ok(BATTLESHIP
-            .iter()
-            .map(|(path, text)| (path.to_string(), text.to_string()))
-            .collect());
-    }
-    sources(Path::new(name))
-}
-
-/// The harness sources under `path` (a file, or every `.harness` file under a directory),
-/// sorted by path, with their texts.
-pub fn sources(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let mut files = Vec::new();
-    crate::check::collect_files(path, &mut files)?;
-    files.sort();
-    files
-        .into_iter()
-        .map(|file| {
-            let bytes = std::fs::read(&file)
-                .map_err(|error| format!("cannot read {}: {error}", file.display()))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| format!("{} is not UTF-8 text", file.display()))?;
-            Ok((file.display().to_string(), text))
-        })
+/// The bundled harness's files, as path and text.
+pub fn bundled_sources() -> Vec<(String, String)> {
+    BUNDLED_FILES
+        .iter()
+        .map(|(path, text)| (path.to_string(), text.to_string()))
         .collect()
 }
 
-/// Checks the sources and lowers a module: the one named, or else the only module that no
-/// other module uses. Diagnostics are printed; the error says what to do.
-pub fn compile(sources: &[(String, String)], module: Option<&str>) -> Result<Arc<Program>, String> {
-    let mut workspace = Workspace::new(signatures());
-    for (path, text) in sources {
-        workspace.set_file(path, text);
-    }
-    let diagnostics = workspace.diagnostics();
-    if diagnostics.iter().any(|diagnostic| diagnostic.is_error()) {
-        render::human(&diagnostics, sources.len());
-        return Err("the harness has errors; fix them and run again".into());
-    }
-    let module = match module {
-        Some(module) => module.to_string(),
-        None => root_module(&workspace.modules(), sources)?,
-    };
-    workspace.program(&module).map_err(|diagnostics| {
-        render::human(&diagnostics, sources.len());
-        format!("cannot build module `{module}`")
-    })
+/// What `harness games describe` shows of a game.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Description {
+    /// The game's name.
+    pub name: String,
+    /// One sentence on the game.
+    pub about: String,
+    /// What it declares for experiments.
+    pub manifest: harness_runtime::GameManifest,
+    /// Its bindings, one line each: types, enums, queries, effects, observations, methods.
+    pub bindings: Vec<String>,
 }
 
-/// The one module that no other module uses: the top of the stack.
-fn root_module(
-    modules: &[(String, String)],
-    sources: &[(String, String)],
-) -> Result<String, String> {
-    let used = |module: &str| {
-        sources.iter().any(|(_, text)| {
-            text.lines().any(|line| {
-                line.trim().strip_prefix("use ").is_some_and(|rest| {
-                    let rest = rest.trim();
-                    rest == module || rest.starts_with(&format!("{module}."))
-                })
-            })
-        })
+/// Describes a game: its manifest and its bindings as the checker sees them.
+pub fn describe(game: &dyn GameKind) -> Description {
+    let sig = game.bindings();
+    let params = |params: &[harness_compiler::signatures::ParamSig]| {
+        params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.ty))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let roots: Vec<&String> = modules
-        .iter()
-        .map(|(module, _)| module)
-        .filter(|module| !used(module))
-        .collect();
-    match roots.as_slice() {
-        [root] => Ok((*root).clone()),
-        [] => Err(
-            "the harness has no module that is not used by another; name one with --module".into(),
-        ),
-        many => Err(format!(
-            "the harness has several top modules ({}); choose one with --module",
-            many.iter()
-                .map(|m| format!("`{m}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+    let mut bindings = Vec::new();
+    for ty in &sig.types {
+        bindings.push(format!("type {}  // {}", ty.name, ty.doc));
+    }
+    for e in &sig.enums {
+        let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.as_str()).collect();
+        bindings.push(format!(
+            "enum {} {{ {} }}  // {}",
+            e.name,
+            variants.join(", "),
+            e.doc
+        ));
+    }
+    for q in &sig.queries {
+        let call = match &q.sig {
+            Some(sig) => format!(
+                "game.{}({}) -> {}",
+                q.name,
+                sig.params
+                    .iter()
+                    .map(|p| format!("{}: {}", p.name, p.ty))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                q.ty
+            ),
+            None => format!("game.{}: {}", q.name, q.ty),
+        };
+        bindings.push(format!("query {call}  // {}", q.doc));
+    }
+    for m in &sig.effects {
+        bindings.push(format!(
+            "effect game.{}({})  // {}",
+            m.name,
+            params(&m.params),
+            m.doc
+        ));
+    }
+    for m in &sig.observations {
+        bindings.push(format!(
+            "observation game.{}({})  // {}",
+            m.name,
+            params(&m.params),
+            m.doc
+        ));
+    }
+    for b in &sig.builtins {
+        bindings.push(format!("method {}  // {}", b.text, b.doc));
+    }
+    Description {
+        name: game.name().to_string(),
+        about: game.about().to_string(),
+        manifest: game.manifest(),
+        bindings,
     }
 }

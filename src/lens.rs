@@ -1,334 +1,88 @@
-//! `harness lens`: views over result folders written by `harness ablate`.
+//! The lens: views over result folders written by `harness ablate`.
 //!
-//! - `run`: the run's header, per-stack rows as `ablate` prints them, best and worst boards;
-//! - `game`: a turn-by-turn account of one game, read from its trace;
-//! - `confidence`: the reflective monitor's confidence, gate and revisions over a game's turns,
-//!   or per game over a whole stack;
-//! - `llm`: LLM calls, failures, fallbacks, tokens and latency;
-//! - `compare`: two runs, game by game, with per-board signed effects.
+//! - `run`: the report (per-arm metrics with intervals, paired marginals, the verdict), what is
+//!   missing, and one arm's best and worst instances; `--layer` adds that layer's paired
+//!   effect per instance;
+//! - `game`: one episode turn by turn, with the rules that chose each action located in the
+//!   harness's files;
+//! - `series`: a state field or a computed value over the turns of one episode (or summarised
+//!   over every episode of an arm), against a reference setting such as a threshold;
+//! - `llm`: LLM calls per arm: outcomes, tokens and latency;
+//! - `compare`: two runs, paired over their common episodes, per arm and per instance.
 //!
-//! `--plot FILE.svg` draws the view's figure with the pure functions of [`crate::plot`]. Every
-//! problem with the folder or the options ends in a one-line error and exit status 1.
+//! Every view is data first ([`Shown`]: text, JSON, CSV and a figure), rendered by the caller.
 
-mod trace;
-mod views;
+pub mod turns;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use harness_stdlib::ablation::{GameOutcome, InstanceEffect, instance_effects};
+use harness_runtime::{MetricKind, MetricSpec, TraceEvent};
+use harness_stdlib::ablation::{self, Contrast, InstanceEffect, Sample};
 use serde::Serialize;
+use serde_json::json;
 
-use crate::ablate::{self, GameRecord};
+use crate::folder::{GameRecord, RunFolder, csv_field};
+use crate::games::Registry;
+use crate::plan::{ArmRole, Unit};
 use crate::plot;
-use crate::results::{RunFolder, StackSpec};
-use trace::{TraceEvent, confidence_rows, llm_calls, parse, revision_turns, turns};
-use views::{
-    CompareView, ConfidenceGameView, ConfidenceRunView, GameView, LayerEffect, LlmView, RunHeader,
-    RunView, best_and_worst, board_rows, game_confidence, match_games, stack_deltas,
-};
-
-/// The confidence threshold of the Battleship reflection layer, used when the run's settings do
-/// not override it.
-const DEFAULT_THRESHOLD: f64 = 0.72;
-
-/// Where runs are looked for when none is named.
-const RUNS: &str = "results/runs";
+use crate::report::{self, Report};
 
 /// The views.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
-    /// The run: settings, per-stack rows, best and worst boards, failed games.
+    /// The run's report, what is missing, best and worst instances.
     Run,
-    /// One game turn by turn.
+    /// One episode turn by turn.
     Game,
-    /// The reflective confidence, gate and revisions of a game (or of every game of a stack).
-    Confidence,
-    /// LLM calls, failures, fallbacks, tokens and latency.
+    /// A state field or computed value over turns.
+    Series,
+    /// LLM calls, outcomes, tokens and latency.
     Llm,
-    /// Two runs game by game.
+    /// Two runs paired over their common episodes.
     Compare,
 }
 
-/// What `harness lens` was asked to show.
-pub struct LensArgs {
+/// What to show.
+#[derive(Clone, Debug)]
+pub struct Request {
     /// The view.
     pub view: View,
-    /// The run folder (default: the latest under `results/runs`).
-    pub run: Option<PathBuf>,
-    /// The stack (default: the top cumulative stack).
-    pub stack: Option<String>,
-    /// `BOARD:SEED`.
-    pub game: Option<String>,
-    /// The board, with `seed`.
-    pub board: Option<String>,
-    /// The seed index, with `board`.
-    pub seed: Option<u32>,
-    /// The layer whose per-board effect to show.
+    /// The run folder.
+    pub run: PathBuf,
+    /// The arm (default: the top cumulative stack).
+    pub arm: Option<String>,
+    /// The episode, `INSTANCE:SEED` or `INSTANCE:SEED:REPLICATE`.
+    pub episode: Option<String>,
+    /// For `run` and `compare`: the layer whose per-instance effect to show.
     pub layer: Option<String>,
-    /// The run to compare with.
+    /// The metric of per-instance tables and effects (default: the secondary metric, else the
+    /// primary).
+    pub metric: Option<String>,
+    /// For `series`: the state field (`layer.field`, or a path inside it) or computed value.
+    pub field: Option<String>,
+    /// For `series`: a config parameter or tunable whose value to draw as a reference line.
+    pub against: Option<String>,
+    /// For `compare`: the other run (differences are RUN − RUN2).
     pub compare: Option<PathBuf>,
-    /// Print JSON instead of text.
-    pub json: bool,
-    /// Write the view's figure here.
-    pub plot: Option<PathBuf>,
-    /// Show at most this many turns.
+    /// Show at most this many turns of an episode.
     pub max_turns: Option<usize>,
 }
 
-/// Runs the command.
-pub fn run(args: &LensArgs) -> ExitCode {
-    match show(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+/// A view ready to print: text, JSON, CSV, and its figure if it has one.
+pub struct Shown {
+    /// For a terminal.
+    pub text: String,
+    /// As one JSON value.
+    pub json: serde_json::Value,
+    /// As CSV rows with a header.
+    pub csv: String,
+    /// The view's figure as SVG.
+    pub svg: Option<String>,
 }
 
-/// A run folder read into memory: its manifest and finished games. Traces are read on demand.
-struct Run {
-    folder: RunFolder,
-    /// The harness module, from the summary when the run completed, else the harness path.
-    harness: String,
-    records: Vec<GameRecord>,
-    expected: usize,
-}
-
-impl Run {
-    fn open(path: &Path) -> Result<Run, String> {
-        let folder = RunFolder::open(path).map_err(|error| {
-            let mut message = error.to_string();
-            if let Some(child) = latest_run(path) {
-                message.push_str(&format!(
-                    "; it holds run folders, such as `{}`",
-                    child.display()
-                ));
-            }
-            message
-        })?;
-        let manifest = folder.manifest().clone();
-        let mut records = Vec::new();
-        for spec in &manifest.stacks {
-            for instance in &manifest.instances {
-                for seed in 0..manifest.seeds {
-                    if let Some(record) = folder
-                        .finished_game::<GameRecord>(&spec.name, instance, seed)
-                        .map_err(|error| error.to_string())?
-                    {
-                        records.push(record);
-                    }
-                }
-            }
-        }
-        let summary: Option<serde_json::Value> =
-            folder.summary().map_err(|error| error.to_string())?;
-        let harness = summary
-            .as_ref()
-            .and_then(|summary| summary.get("harness"))
-            .and_then(serde_json::Value::as_str)
-            .map_or_else(|| manifest.harness.clone(), str::to_string);
-        let expected = manifest.stacks.len() * manifest.instances.len() * manifest.seeds as usize;
-        Ok(Run {
-            folder,
-            harness,
-            records,
-            expected,
-        })
-    }
-
-    fn id(&self) -> &str {
-        &self.folder.manifest().run_id
-    }
-
-    fn stacks(&self) -> &[StackSpec] {
-        &self.folder.manifest().stacks
-    }
-
-    /// The stacks with whether each is cumulative; removals are named `without LAYER`.
-    fn stack_kinds(&self) -> Vec<(StackSpec, bool)> {
-        self.stacks()
-            .iter()
-            .map(|spec| (spec.clone(), !spec.name.starts_with("without ")))
-            .collect()
-    }
-
-    fn stack_names(&self) -> String {
-        self.stacks()
-            .iter()
-            .map(|spec| spec.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    /// The named stack (case-insensitively), or the top cumulative stack.
-    fn stack(&self, name: Option<&str>) -> Result<String, String> {
-        match name {
-            Some(name) => self
-                .stacks()
-                .iter()
-                .find(|spec| spec.name.eq_ignore_ascii_case(name))
-                .map(|spec| spec.name.clone())
-                .ok_or_else(|| {
-                    format!(
-                        "run {} has no stack `{name}`; its stacks are {}",
-                        self.id(),
-                        self.stack_names()
-                    )
-                }),
-            None => self
-                .stack_kinds()
-                .into_iter()
-                .rev()
-                .find(|(_, cumulative)| *cumulative)
-                .map(|(spec, _)| spec.name)
-                .ok_or_else(|| format!("run {} has no stacks", self.id())),
-        }
-    }
-
-    fn outcomes(&self, stack: &str) -> Vec<GameOutcome> {
-        self.records
-            .iter()
-            .filter(|record| record.stack == stack)
-            .map(|record| record.outcome.clone())
-            .collect()
-    }
-
-    fn setting(&self, name: &str) -> Option<&str> {
-        self.folder
-            .manifest()
-            .settings
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn threshold(&self) -> f64 {
-        self.setting("confidence_threshold")
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(DEFAULT_THRESHOLD)
-    }
-
-    /// A game's record and parsed trace.
-    fn game(&self, stack: &str, key: &GameKey) -> Result<(GameRecord, Vec<TraceEvent>), String> {
-        let manifest = self.folder.manifest();
-        let instance = manifest
-            .instances
-            .iter()
-            .find(|known| known.eq_ignore_ascii_case(&key.board))
-            .ok_or_else(|| {
-                format!(
-                    "run {} has no board `{}`; its boards are {}",
-                    self.id(),
-                    key.board,
-                    manifest.instances.join(", ")
-                )
-            })?;
-        let record = self
-            .records
-            .iter()
-            .find(|record| {
-                record.stack == stack
-                    && &record.instance == instance
-                    && record.seed_index == key.seed
-            })
-            .cloned()
-            .ok_or_else(|| {
-                format!(
-                    "run {} has no finished game {instance} seed {} on stack {stack} (seeds are \
-                     0..{}); finish the run with `harness ablate --resume` or pick another game",
-                    self.id(),
-                    key.seed,
-                    manifest.seeds
-                )
-            })?;
-        let events = self.events(&record)?;
-        Ok((record, events))
-    }
-
-    fn events(&self, record: &GameRecord) -> Result<Vec<TraceEvent>, String> {
-        let text = self
-            .folder
-            .trace(&record.stack, &record.instance, record.seed_index)
-            .map_err(|error| error.to_string())?;
-        parse(
-            &text,
-            &format!(
-                "of {} {} seed {}",
-                record.stack, record.instance, record.seed_index
-            ),
-        )
-    }
-
-    fn header(&self) -> RunHeader {
-        RunHeader {
-            run_id: self.id().to_string(),
-            settings: self
-                .folder
-                .manifest()
-                .settings
-                .iter()
-                .map(|(key, value)| format!("{key}={value}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            games: self.records.len(),
-        }
-    }
-
-    /// The per-board effect of a layer within this run: the cumulative stack that adds it
-    /// against the one below, or else the full stack against its removal.
-    fn layer_effect(&self, layer: &str) -> Result<LayerEffect, String> {
-        let kinds = self.stack_kinds();
-        let cumulative: Vec<&StackSpec> = kinds
-            .iter()
-            .filter(|(_, cumulative)| *cumulative)
-            .map(|(spec, _)| spec)
-            .collect();
-        let layers: Vec<&str> = cumulative
-            .last()
-            .map(|spec| spec.layers.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        let Some(name) = layers
-            .iter()
-            .find(|known| known.eq_ignore_ascii_case(layer))
-        else {
-            return Err(format!(
-                "run {} has no layer `{layer}`; its layers are {}",
-                self.id(),
-                layers.join(", ")
-            ));
-        };
-        let pair = cumulative
-            .windows(2)
-            .find(|pair| pair[1].layers.last().map(String::as_str) == Some(name))
-            .map(|pair| (pair[0].name.clone(), pair[1].name.clone()))
-            .or_else(|| {
-                let removal = format!("without {name}");
-                kinds
-                    .iter()
-                    .find(|(spec, _)| spec.name == removal)
-                    .zip(cumulative.last())
-                    .map(|((without, _), full)| (without.name.clone(), full.name.clone()))
-            });
-        let (baseline, treatment) = pair.ok_or_else(|| {
-            format!(
-                "run {} has no stack without `{name}` below one with it (it is the first layer); \
-                 pick another layer",
-                self.id()
-            )
-        })?;
-        Ok(LayerEffect {
-            layer: (*name).to_string(),
-            boards: instance_effects(&self.outcomes(&baseline), &self.outcomes(&treatment)),
-            baseline,
-            treatment,
-        })
-    }
-}
-
-/// The lexicographically last subfolder of `parent` that has a manifest.
-fn latest_run(parent: &Path) -> Option<PathBuf> {
+/// The lexicographically last subfolder of `parent` that has a manifest: the latest run.
+pub fn latest_run(parent: &Path) -> Option<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(parent)
         .ok()?
         .filter_map(Result::ok)
@@ -339,546 +93,1059 @@ fn latest_run(parent: &Path) -> Option<PathBuf> {
     runs.pop()
 }
 
-/// A game named by board and seed index.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct GameKey {
-    board: String,
-    seed: u32,
+/// A run folder read into memory: its finished episodes and its report.
+pub struct Run {
+    folder: RunFolder,
+    records: Vec<(Unit, GameRecord)>,
+    missing: Vec<Unit>,
+    report: Report,
 }
 
-/// Parses `BOARD:SEED`.
-fn parse_game(text: &str) -> Result<GameKey, String> {
-    let (board, seed) = text
-        .split_once(':')
-        .ok_or_else(|| format!("--game `{text}` is not BOARD:SEED, such as B07:1"))?;
-    let seed = seed
-        .trim()
-        .parse()
-        .map_err(|_| format!("--game `{text}`: the seed `{seed}` is not a whole number"))?;
-    Ok(GameKey {
-        board: board.trim().to_string(),
-        seed,
-    })
-}
+impl Run {
+    /// Opens a run folder; a parent of run folders is named in the error.
+    pub fn open(path: &Path) -> Result<Run, String> {
+        let folder = RunFolder::open(path).map_err(|error| {
+            let mut message = error.to_string();
+            if let Some(child) = latest_run(path) {
+                message.push_str(&format!(
+                    "; it holds run folders, such as `{}`",
+                    child.display()
+                ));
+            }
+            message
+        })?;
+        let (records, missing) = folder.records().map_err(|error| error.to_string())?;
+        let report = report::build(folder.manifest(), &records);
+        Ok(Run {
+            folder,
+            records,
+            missing,
+            report,
+        })
+    }
 
-/// The game the options name, if any.
-fn game_key(args: &LensArgs) -> Result<Option<GameKey>, String> {
-    match (&args.game, &args.board) {
-        (Some(_), Some(_)) => Err("give either --game BOARD:SEED or --board, not both".into()),
-        (Some(game), None) => parse_game(game).map(Some),
-        (None, Some(board)) => Ok(Some(GameKey {
-            board: board.clone(),
-            seed: args.seed.unwrap_or(0),
-        })),
-        (None, None) if args.seed.is_some() => Err("--seed needs --board".into()),
-        (None, None) => Ok(None),
+    fn id(&self) -> &str {
+        &self.folder.manifest().run_id
+    }
+
+    /// The arm named (case-insensitively), or the top cumulative stack.
+    fn arm(&self, name: Option<&str>) -> Result<usize, String> {
+        let arms = &self.folder.manifest().plan.arms;
+        let names = || {
+            arms.iter()
+                .map(|arm| arm.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match name {
+            Some(name) => arms
+                .iter()
+                .position(|arm| arm.name.eq_ignore_ascii_case(name))
+                .ok_or_else(|| {
+                    format!(
+                        "run {} has no arm `{name}`; its arms are {}",
+                        self.id(),
+                        names()
+                    )
+                }),
+            None => arms
+                .iter()
+                .rposition(|arm| arm.role == ArmRole::Cumulative)
+                .or_else(|| arms.len().checked_sub(1))
+                .ok_or_else(|| format!("run {} has no arms", self.id())),
+        }
+    }
+
+    fn arm_name(&self, arm: usize) -> &str {
+        &self.folder.manifest().plan.arms[arm].name
+    }
+
+    /// The samples of one arm over all metrics.
+    fn samples(&self, arm: usize) -> Vec<Sample> {
+        self.records
+            .iter()
+            .filter(|(unit, _)| unit.arm == arm)
+            .map(|(_, record)| report::sample(&self.report.metrics, record))
+            .collect()
+    }
+
+    /// The metric `--metric` names, or the secondary, or the primary.
+    fn metric(&self, name: Option<&str>) -> Result<usize, String> {
+        let metrics = &self.report.metrics;
+        match name {
+            Some(name) => metrics.iter().position(|m| m.name == name).ok_or_else(|| {
+                format!(
+                    "run {} has no metric `{name}`; its metrics are {}",
+                    self.id(),
+                    metrics
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
+            None => self
+                .report
+                .secondary()
+                .or(self.report.primary())
+                .ok_or_else(|| "the run declares no metric".to_string()),
+        }
+    }
+
+    /// The episode `--episode` names in arm `arm`.
+    fn episode(&self, arm: usize, text: Option<&str>) -> Result<(Unit, GameRecord), String> {
+        let text =
+            text.ok_or("this view needs an episode: --episode INSTANCE:SEED (e.g. B07:1)")?;
+        let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+        let (instance, seed, replicate) = match parts.as_slice() {
+            [instance, seed] => (*instance, *seed, "0"),
+            [instance, seed, replicate] => (*instance, *seed, *replicate),
+            _ => {
+                return Err(format!(
+                    "--episode `{text}` is not INSTANCE:SEED or INSTANCE:SEED:REPLICATE"
+                ));
+            }
+        };
+        let number = |part: &str, what: &str| {
+            part.parse::<u64>().map_err(|_| {
+                format!("--episode `{text}`: the {what} `{part}` is not a whole number")
+            })
+        };
+        let (seed, replicate) = (
+            number(seed, "seed")?,
+            number(replicate, "replicate")? as u32,
+        );
+        self.records
+            .iter()
+            .find(|(unit, _)| {
+                unit.arm == arm
+                    && unit.instance.eq_ignore_ascii_case(instance)
+                    && unit.seed == seed
+                    && unit.replicate == replicate
+            })
+            .cloned()
+            .ok_or_else(|| {
+                let plan = &self.folder.manifest().plan;
+                format!(
+                    "run {} has no finished episode {instance} seed {seed} replicate {replicate} \
+                     in arm {} (instances {}; seeds {}); finish the run with `harness ablate \
+                     --resume` or pick another",
+                    self.id(),
+                    self.arm_name(arm),
+                    plan.instances.join(", "),
+                    plan.seeds
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+
+    fn events(&self, unit: &Unit) -> Result<Vec<TraceEvent>, String> {
+        let text = self.folder.trace(unit).map_err(|error| error.to_string())?;
+        turns::parse(
+            &text,
+            &format!(
+                "of {} {} seed {}",
+                self.arm_name(unit.arm),
+                unit.instance,
+                unit.seed
+            ),
+        )
+    }
+
+    /// The paired effect of `layer` per instance: the stack that adds it over the stack below,
+    /// or else the full stack over its removal.
+    fn layer_effect(&self, layer: &str, metric: usize) -> Result<LayerEffect, String> {
+        let marginal = self
+            .report
+            .marginals
+            .iter()
+            .find(|m| m.layer.eq_ignore_ascii_case(layer))
+            .ok_or_else(|| {
+                format!(
+                    "run {} has no complete pair of arms with and without `{layer}` (the first \
+                     layer has none; partial arms get none); its marginals are for {}",
+                    self.id(),
+                    self.report
+                        .marginals
+                        .iter()
+                        .map(|m| m.layer.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        let plan = &self.folder.manifest().plan;
+        let treatment = plan.arm(&marginal.treatment).map(|(i, _)| i).unwrap_or(0);
+        let baseline = plan.arm(&marginal.baseline).map(|(i, _)| i).unwrap_or(0);
+        Ok(LayerEffect {
+            layer: marginal.layer.clone(),
+            treatment: marginal.treatment.clone(),
+            baseline: marginal.baseline.clone(),
+            metric: self.report.metrics[metric].name.clone(),
+            instances: sorted(ablation::instance_effects(
+                &self.samples(treatment),
+                &self.samples(baseline),
+                metric,
+            )),
+        })
     }
 }
 
-/// Keeps at most `max` items, returning how many were dropped.
-fn truncate<T>(items: &mut Vec<T>, max: Option<usize>) -> usize {
-    let keep = max.unwrap_or(usize::MAX);
-    let hidden = items.len().saturating_sub(keep);
-    items.truncate(keep);
-    hidden
+/// Per-instance effects sorted from the largest gain to the largest loss.
+fn sorted(mut effects: Vec<InstanceEffect>) -> Vec<InstanceEffect> {
+    effects.sort_by(|a, b| {
+        b.difference
+            .estimate
+            .total_cmp(&a.difference.estimate)
+            .then_with(|| a.instance.cmp(&b.instance))
+    });
+    effects
 }
 
-/// A view ready to print, and its figure if it has one.
-struct Shown {
-    text: String,
-    json: String,
-    svg: Option<String>,
+/// A layer's paired per-instance effect.
+#[derive(Clone, Debug, Serialize)]
+struct LayerEffect {
+    layer: String,
+    treatment: String,
+    baseline: String,
+    metric: String,
+    instances: Vec<InstanceEffect>,
 }
 
-fn shown<T: Serialize>(view: &T, text: String, svg: Option<String>) -> Result<Shown, String> {
+/// One instance of one arm on one metric.
+#[derive(Clone, Debug, Serialize)]
+struct InstanceRow {
+    instance: String,
+    episodes: usize,
+    mean: f64,
+}
+
+/// Shows the asked-for view.
+pub fn show(registry: &Registry, request: &Request) -> Result<Shown, String> {
+    let run = Run::open(&request.run)?;
+    match request.view {
+        View::Run => run_view(&run, request),
+        View::Game => game_view(&run, request),
+        View::Series => series_view(registry, &run, request),
+        View::Llm => llm_view(&run),
+        View::Compare => compare_view(&run, request),
+    }
+}
+
+fn effects_text(out: &mut String, effect: &LayerEffect, spec: &MetricSpec) {
+    let scale = if spec.kind == MetricKind::Rate {
+        100.0
+    } else {
+        1.0
+    };
+    let _ = writeln!(
+        out,
+        "\nper-instance effect of `{}` on {}: {} minus {} (paired over seeds; 95% CI), largest gain first",
+        effect.layer, spec.label, effect.treatment, effect.baseline
+    );
+    for e in &effect.instances {
+        let _ = writeln!(
+            out,
+            "  {:<12} {:+.4} [{:+.4}, {:+.4}]  ({} pairs: {:.4} → {:.4})",
+            e.instance,
+            e.difference.estimate * scale,
+            e.difference.lo * scale,
+            e.difference.hi * scale,
+            e.pairs,
+            e.baseline * scale,
+            e.treatment * scale
+        );
+    }
+}
+
+fn effects_csv(effects: &[InstanceEffect]) -> String {
+    let mut csv = String::from("instance,pairs,baseline,treatment,difference,lo,hi\n");
+    for e in effects {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{}",
+            csv_field(&e.instance),
+            e.pairs,
+            e.baseline,
+            e.treatment,
+            e.difference.estimate,
+            e.difference.lo,
+            e.difference.hi
+        );
+    }
+    csv
+}
+
+fn effects_plot(title: &str, axis: &str, effects: &[InstanceEffect]) -> String {
+    let bars: Vec<plot::Effect> = effects
+        .iter()
+        .map(|e| plot::Effect {
+            label: e.instance.clone(),
+            value: e.difference.estimate,
+        })
+        .collect();
+    plot::signed_effects(title, axis, &bars)
+}
+
+fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
+    let arm = run.arm(request.arm.as_deref())?;
+    let metric = run.metric(request.metric.as_deref())?;
+    let spec = &run.report.metrics[metric];
+    let mut text = report::table(&run.report);
+    let _ = writeln!(
+        text,
+        "\nepisodes finished: {}/{}",
+        run.report.finished, run.report.planned
+    );
+    if !run.missing.is_empty() {
+        let shown: Vec<String> = run
+            .missing
+            .iter()
+            .take(8)
+            .map(|u| format!("{} {} s{}", run.arm_name(u.arm), u.instance, u.seed))
+            .collect();
+        let _ = writeln!(
+            text,
+            "missing: {}{} (finish with `harness ablate --resume {}`)",
+            shown.join(", "),
+            if run.missing.len() > 8 { ", ..." } else { "" },
+            run.folder.root().display()
+        );
+    }
+    // One arm's instances by their mean on the metric.
+    let samples = run.samples(arm);
+    let mut rows: Vec<InstanceRow> = Vec::new();
+    for instance in &run.folder.manifest().plan.instances {
+        let values: Vec<f64> = samples
+            .iter()
+            .filter(|s| &s.key.instance == instance)
+            .filter_map(|s| s.values[metric])
+            .collect();
+        if !values.is_empty() {
+            rows.push(InstanceRow {
+                instance: instance.clone(),
+                episodes: values.len(),
+                mean: harness_stdlib::stats::mean(&values),
+            });
+        }
+    }
+    let better_first = spec.better != harness_runtime::Better::Lower;
+    rows.sort_by(|a, b| {
+        let order = b.mean.total_cmp(&a.mean);
+        if better_first { order } else { order.reverse() }.then_with(|| a.instance.cmp(&b.instance))
+    });
+    let n = rows.len().min(3);
+    let _ = writeln!(
+        text,
+        "\nbest instances of {} by {}: {}",
+        run.arm_name(arm),
+        spec.label,
+        rows[..n]
+            .iter()
+            .map(|r| format!("{} {:.4}", r.instance, r.mean))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        text,
+        "worst instances: {}",
+        rows[rows.len() - n..]
+            .iter()
+            .rev()
+            .map(|r| format!("{} {:.4}", r.instance, r.mean))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let effect = request
+        .layer
+        .as_deref()
+        .map(|layer| run.layer_effect(layer, metric))
+        .transpose()?;
+    if let Some(effect) = &effect {
+        effects_text(&mut text, effect, spec);
+    }
+    let primary = run.report.primary().unwrap_or(0);
+    let svg = Some(match &effect {
+        Some(effect) => effects_plot(
+            &format!("Per-instance effect of {} on {}", effect.layer, spec.label),
+            &format!(
+                "Δ{} = {} − {}, mean over each instance's seeds",
+                spec.label, effect.treatment, effect.baseline
+            ),
+            &effect.instances,
+        ),
+        None => {
+            let pspec = &run.report.metrics[primary];
+            let bars: Vec<plot::Bar> = run
+                .report
+                .arms
+                .iter()
+                .map(|row| plot::Bar {
+                    label: row.arm.clone(),
+                    value: row.metrics[primary].value.estimate,
+                    lo: row.metrics[primary].value.lo,
+                    hi: row.metrics[primary].value.hi,
+                })
+                .collect();
+            plot::bars_with_intervals(
+                &format!("{} by arm", pspec.label),
+                &format!("{} (95% interval)", pspec.label),
+                &bars,
+            )
+        }
+    });
+    let csv = match &effect {
+        Some(effect) => effects_csv(&effect.instances),
+        None => report::csv(&run.report),
+    };
     Ok(Shown {
         text,
-        json: serde_json::to_string_pretty(view).map_err(|error| error.to_string())?,
+        json: json!({
+            "report": run.report,
+            "missing": run.missing,
+            "arm": run.arm_name(arm),
+            "metric": spec.name,
+            "instances": rows,
+            "layer_effect": effect,
+        }),
+        csv,
         svg,
     })
 }
 
-fn show(args: &LensArgs) -> Result<(), String> {
-    let path = match &args.run {
-        Some(path) => path.clone(),
-        None => latest_run(Path::new(RUNS)).ok_or_else(|| {
-            format!("no run folder under {RUNS}; run `harness ablate` first or name a run folder")
-        })?,
-    };
-    let run = Run::open(&path)?;
-    let shown = build(args, &run)?;
-    // The figure is checked and written before the view is printed, so that a failed --plot
-    // does not follow a page of output.
-    if let Some(file) = &args.plot {
-        let svg = shown.svg.as_deref().ok_or_else(|| {
-            "--plot draws `run`, `run --layer`, `compare` and `confidence --game`; this view has \
-             no figure"
-                .to_string()
-        })?;
-        std::fs::write(file, svg)
-            .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
-    }
-    if args.json {
-        println!("{}", shown.json);
-    } else {
-        print!("{}", shown.text);
-    }
-    if let Some(file) = &args.plot {
-        eprintln!("wrote {}", file.display());
-    }
-    Ok(())
-}
-
-/// Builds the asked-for view of an open run (and, for `compare`, opens the other run).
-fn build(args: &LensArgs, run: &Run) -> Result<Shown, String> {
-    let wants_plot = args.plot.is_some();
-    match args.view {
-        View::Run => {
-            let stack = run.stack(args.stack.as_deref())?;
-            let report = ablate::report(
-                run.folder.manifest(),
-                &run.harness,
-                &run.stack_kinds(),
-                &run.records,
+fn game_view(run: &Run, request: &Request) -> Result<Shown, String> {
+    let arm = run.arm(request.arm.as_deref())?;
+    let (unit, record) = run.episode(arm, request.episode.as_deref())?;
+    let events = run.events(&unit)?;
+    let (mut rows, end) = turns::turns(&events);
+    let keep = request.max_turns.unwrap_or(usize::MAX);
+    let hidden = rows.len().saturating_sub(keep);
+    rows.truncate(keep);
+    let mut text = format!(
+        "episode {} seed {}{} · arm {} · run {}\n",
+        unit.instance,
+        unit.seed,
+        if unit.replicate > 0 {
+            format!(" replicate {}", unit.replicate)
+        } else {
+            String::new()
+        },
+        run.arm_name(arm),
+        run.id()
+    );
+    for row in &rows {
+        let _ = write!(text, "turn {:>3}", row.turn);
+        if let Some(action) = &row.action {
+            let _ = write!(
+                text,
+                "  {action}  ({} rule {}{})",
+                row.layer.as_deref().unwrap_or("?"),
+                row.rule.map_or(0, |r| r + 1),
+                row.rule_at
+                    .as_deref()
+                    .map(|at| format!(" at {at}"))
+                    .unwrap_or_default()
             );
-            let outcomes = run.outcomes(&stack);
-            let (best_boards, worst_boards) =
-                best_and_worst(&board_rows(&outcomes.iter().collect::<Vec<_>>()));
-            let layer_effect = args
-                .layer
-                .as_deref()
-                .map(|layer| run.layer_effect(layer))
-                .transpose()?;
-            let svg = wants_plot.then(|| match &layer_effect {
-                Some(effect) => effects_plot(
-                    &format!("Per-board effect of {} · {}", effect.layer, run.id()),
-                    &format!(
-                        "ΔF1 = F1({}) − F1({}), mean over each board's seeds",
-                        effect.treatment, effect.baseline
-                    ),
-                    &effect.boards,
-                ),
-                None => win_rate_plot(&report, run.id()),
-            });
-            let view = RunView {
-                finished: run.records.len(),
-                expected: run.expected,
-                report,
-                stack,
-                best_boards,
-                worst_boards,
-                layer_effect,
-            };
-            shown(&view, view.render(), svg)
         }
-        View::Game => {
-            let key = game_key(args)?
-                .ok_or("the game view needs a game: --game B07:1 (or --board B07 --seed 1)")?;
-            let stack = run.stack(args.stack.as_deref())?;
-            let (record, events) = run.game(&stack, &key)?;
-            let (mut rows, end) = turns(&events);
-            let hidden_turns = truncate(&mut rows, args.max_turns);
-            let view = GameView {
-                run_id: run.id().to_string(),
-                record,
-                turns: rows,
-                hidden_turns,
-                end,
-            };
-            shown(&view, view.render(), None)
+        if !row.result.is_empty() {
+            let _ = write!(text, "  → {}", row.result.join("; "));
         }
-        View::Confidence => {
-            let stack = run.stack(args.stack.as_deref())?;
-            let threshold = run.threshold();
-            let no_monitor = || {
-                format!(
-                    "stack {stack} of run {} has no reflective monitor (its traces never patch a \
-                     `monitor` state); pick a stack with the reflection layer with --stack",
-                    run.id()
-                )
-            };
-            match game_key(args)? {
-                Some(key) => {
-                    let (record, events) = run.game(&stack, &key)?;
-                    let mut rows = confidence_rows(&events);
-                    if rows.is_empty() {
-                        return Err(no_monitor());
-                    }
-                    let svg = wants_plot.then(|| confidence_plot(&record, &rows, threshold));
-                    let hidden_turns = truncate(&mut rows, args.max_turns);
-                    let view = ConfidenceGameView {
-                        run_id: run.id().to_string(),
-                        record,
-                        threshold,
-                        turns: rows,
-                        hidden_turns,
-                    };
-                    shown(&view, view.render(), svg)
-                }
-                None => {
-                    let mut games = Vec::new();
-                    for record in run.records.iter().filter(|record| record.stack == stack) {
-                        let events = run.events(record)?;
-                        let rows = confidence_rows(&events);
-                        if !rows.is_empty() {
-                            let revisions = revision_turns(&events).len();
-                            games.push(game_confidence(record, &rows, threshold, revisions));
-                        }
-                    }
-                    if games.is_empty() {
-                        return Err(no_monitor());
-                    }
-                    games.sort_by(|a, b| {
-                        a.avg_confidence
-                            .total_cmp(&b.avg_confidence)
-                            .then_with(|| a.instance.cmp(&b.instance))
-                            .then(a.seed_index.cmp(&b.seed_index))
-                    });
-                    let view = ConfidenceRunView {
-                        run_id: run.id().to_string(),
-                        stack,
-                        threshold,
-                        games,
-                    };
-                    shown(&view, view.render(), None)
-                }
+        let _ = writeln!(text);
+        if row.previews > 0 {
+            let best = row
+                .best_preview
+                .as_ref()
+                .map(|(action, value)| format!(", best {action} = {value:.4}"))
+                .unwrap_or_default();
+            let _ = writeln!(text, "          {} previews{best}", row.previews);
+        }
+        if row.gate_open {
+            let _ = writeln!(text, "          gate open");
+        }
+        for change in &row.revisions {
+            let _ = writeln!(
+                text,
+                "          revised: {} {}→{}",
+                change.name, change.old, change.new
+            );
+        }
+        for change in &row.patches {
+            let _ = writeln!(
+                text,
+                "          {}: {} → {}",
+                change.name, change.old, change.new
+            );
+        }
+        for call in &row.llm {
+            let _ = writeln!(text, "          llm {call}");
+        }
+        for problem in &row.problems {
+            let _ = writeln!(text, "          {problem}");
+        }
+    }
+    if hidden > 0 {
+        let _ = writeln!(text, "... {hidden} more turns (--max-turns)");
+    }
+    if let Some(end) = &end {
+        let metrics: Vec<String> = end
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(text, "ended ({}): {}", end.reason, metrics.join(" "));
+    }
+    let mut csv =
+        String::from("turn,action,layer,rule,rule_at,result,previews,gate_open,revisions\n");
+    for row in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{}",
+            row.turn,
+            csv_field(row.action.as_deref().unwrap_or("")),
+            csv_field(row.layer.as_deref().unwrap_or("")),
+            row.rule.map_or(String::new(), |r| r.to_string()),
+            csv_field(row.rule_at.as_deref().unwrap_or("")),
+            csv_field(&row.result.join("; ")),
+            row.previews,
+            u8::from(row.gate_open),
+            row.revisions.len()
+        );
+    }
+    Ok(Shown {
+        text,
+        json: json!({
+            "run_id": run.id(),
+            "arm": run.arm_name(arm),
+            "record": record,
+            "turns": rows,
+            "hidden_turns": hidden,
+            "end": end,
+        }),
+        csv,
+        svg: None,
+    })
+}
+
+/// The value of a reference setting (`--against`) for an arm, from the manifest.
+fn reference(run: &Run, arm: usize, name: &str) -> Result<f64, String> {
+    let manifest = run.folder.manifest();
+    let effective = manifest
+        .effective
+        .iter()
+        .find(|e| e.arm == run.arm_name(arm))
+        .ok_or("the run's manifest has no effective settings for the arm")?;
+    let (_, value) = effective
+        .values
+        .iter()
+        .find(|(n, _)| n == name)
+        .ok_or_else(|| {
+            format!(
+                "--against {name}: arm {} has no config parameter or tunable `{name}`",
+                run.arm_name(arm)
+            )
+        })?;
+    value
+        .parse::<f64>()
+        .map_err(|_| format!("--against {name}: its value `{value}` is not a number"))
+}
+
+/// One episode's series: from the trace for a state field, else by replaying the episode and
+/// reading the computed value at each decision.
+fn series_of(
+    registry: &Registry,
+    run: &Run,
+    unit: &Unit,
+    field: &str,
+    replay: &mut Option<crate::exec::Experiment>,
+) -> Result<Vec<turns::SeriesPoint>, String> {
+    let events = run.events(unit)?;
+    if let Some(points) = turns::field_series(&events, field) {
+        return Ok(points);
+    }
+    let manifest = run.folder.manifest();
+    if manifest.llm.is_some() {
+        return Err(format!(
+            "`{field}` is not a state field the traces record, and a computed value is read by \
+             replaying the episode, which a run with an LLM cannot do faithfully; follow a \
+             state field instead"
+        ));
+    }
+    if replay.is_none() {
+        *replay = Some(replayer(registry, run)?);
+    }
+    let Some(experiment) = replay.as_ref() else {
+        return Err("no replay".into());
+    };
+    let name = field.rsplit('.').next().unwrap_or(field);
+    let marks = turns::gates_and_revisions(&events);
+    Ok(experiment
+        .computed_series(unit, name)?
+        .into_iter()
+        .map(|(turn, value)| {
+            let (gate_open, revised) = marks.get(&turn).copied().unwrap_or_default();
+            turns::SeriesPoint {
+                turn,
+                value: serde_json::to_value(&value).ok(),
+                gate_open,
+                revised,
             }
-        }
-        View::Llm => {
-            let mut games = Vec::new();
-            for record in &run.records {
-                let events = run.events(record)?;
-                games.push((llm_calls(&events), revision_turns(&events).len()));
-            }
-            let view = LlmView::build(run.id(), &games);
-            shown(&view, view.render(), None)
-        }
-        View::Compare => {
-            let other = args
-                .compare
-                .as_deref()
-                .ok_or("the compare view needs the other run: --compare RUN2")?;
-            let other = Run::open(other)?;
-            let matching = match_games(&run.records, &other.records);
-            if matching.pairs.is_empty() {
-                return Err(format!(
-                    "runs {} and {} have no game in common (same stack, board and seed)",
-                    run.id(),
-                    other.id()
-                ));
-            }
-            let stack = match (&args.stack, &args.layer) {
-                (Some(_), Some(_)) => {
-                    return Err("give either --stack or --layer to compare, not both".into());
-                }
-                (_, Some(layer)) => run.layer_effect(layer)?.treatment,
-                (stack, None) => run.stack(stack.as_deref())?,
-            };
-            let (a, b): (Vec<GameOutcome>, Vec<GameOutcome>) = matching
-                .pairs
+        })
+        .collect())
+}
+
+/// The run's experiment rebuilt from its manifest, to replay episodes.
+fn replayer(registry: &Registry, run: &Run) -> Result<crate::exec::Experiment, String> {
+    let manifest = run.folder.manifest();
+    let sources = crate::load::Sources::load(Some(&manifest.harness))?;
+    if sources.hash() != manifest.harness_hash {
+        return Err(format!(
+            "the harness under {} changed since the run, so its episodes cannot be replayed to \
+             read computed values; follow a state field instead",
+            manifest.harness
+        ));
+    }
+    let program = crate::load::compile(registry, &sources, Some(&manifest.module))
+        .map_err(|error| error.to_string())?;
+    let kind = registry.get(&manifest.game)?;
+    let options = kind.manifest().options(&manifest.game_options)?;
+    crate::exec::Experiment::new(
+        program.clone(),
+        kind,
+        options,
+        sources.file_table(&program),
+        manifest.plan.clone(),
+        &manifest.settings,
+        &manifest.set_json,
+        harness_runtime::Limits::default(),
+    )
+}
+
+fn series_view(registry: &Registry, run: &Run, request: &Request) -> Result<Shown, String> {
+    let field = request
+        .field
+        .as_deref()
+        .ok_or("the series view needs --field LAYER.NAME (a state field or computed value)")?;
+    let arm = run.arm(request.arm.as_deref())?;
+    let against = request
+        .against
+        .as_deref()
+        .map(|name| reference(run, arm, name))
+        .transpose()?;
+    let mut replay = None;
+    if request.episode.is_some() {
+        let (unit, _) = run.episode(arm, request.episode.as_deref())?;
+        let mut points = series_of(registry, run, &unit, field, &mut replay)?;
+        let svg = {
+            let trace: Vec<plot::TracePoint> = points
                 .iter()
-                .filter(|(record, _)| record.stack == stack)
-                .map(|(a, b)| (a.outcome.clone(), b.outcome.clone()))
-                .unzip();
-            let boards = instance_effects(&b, &a);
-            let svg = wants_plot.then(|| {
-                effects_plot(
-                    &format!("Per-board ΔF1 on {stack}: run A − run B"),
+                .filter_map(|p| {
+                    Some(plot::TracePoint {
+                        turn: p.turn,
+                        value: p.value.as_ref()?.as_f64()?,
+                        gate_open: p.gate_open,
+                        revised: p.revised,
+                    })
+                })
+                .collect();
+            (!trace.is_empty()).then(|| {
+                plot::series(
                     &format!(
-                        "ΔF1 = A − B, mean over seeds · A {} · B {}",
-                        timestamp(run.id()),
-                        timestamp(other.id())
+                        "{field} over turns, {} {} seed {}",
+                        run.arm_name(arm),
+                        unit.instance,
+                        unit.seed
                     ),
-                    &boards,
+                    field,
+                    request.against.as_deref().zip(against),
+                    &trace,
                 )
-            });
-            let view = CompareView {
-                a: run.header(),
-                b: other.header(),
-                matched: matching.pairs.len(),
-                only_a: matching.only_first,
-                only_b: matching.only_second,
-                stacks: stack_deltas(&matching),
-                stack,
-                boards,
-            };
-            shown(&view, view.render(), svg)
-        }
-    }
-}
-
-/// Per-stack win rates with their Wilson intervals.
-fn win_rate_plot(report: &ablate::Report, run_id: &str) -> String {
-    let bars: Vec<plot::Bar> = report
-        .rows
-        .iter()
-        .chain(&report.removals)
-        .map(|row| plot::Bar {
-            label: row.stack.clone(),
-            value: row.win_rate,
-            lo: row.win_rate_ci.lo,
-            hi: row.win_rate_ci.hi,
-        })
-        .collect();
-    plot::bars_with_intervals(
-        &format!("Win rate by stack · {run_id}"),
-        "win rate (95% Wilson interval)",
-        &bars,
-    )
-}
-
-/// Per-board signed F1 effects (the paper's Figure 3).
-fn effects_plot(title: &str, x_label: &str, boards: &[InstanceEffect]) -> String {
-    let effects: Vec<plot::Effect> = boards
-        .iter()
-        .map(|board| plot::Effect {
-            label: board.instance.clone(),
-            value: board.delta_f1,
-        })
-        .collect();
-    plot::signed_effects(title, x_label, &effects)
-}
-
-/// The timestamp that starts a run id (`20261130-162326__battleship__abc` → `20261130-162326`),
-/// short enough for an axis label.
-fn timestamp(run_id: &str) -> &str {
-    run_id.split("__").next().unwrap_or(run_id)
-}
-
-/// A game's confidence trace.
-fn confidence_plot(record: &GameRecord, rows: &[trace::ConfidenceRow], threshold: f64) -> String {
-    let points: Vec<plot::TracePoint> = rows
-        .iter()
-        .map(|row| plot::TracePoint {
-            turn: row.turn,
-            value: row.confidence,
-            gate_open: row.gate_open,
-            revised: !row.revisions.is_empty(),
-        })
-        .collect();
-    plot::confidence_trace(
-        &format!(
-            "Confidence · {} {} seed {}",
-            record.stack, record.instance, record.seed_index
-        ),
-        threshold,
-        &points,
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::{FORMAT, Manifest};
-    use views::tests::record;
-
-    /// A belief-only game: two shots, then the end.
-    const PLAIN: &str = r#"{"turn":1,"phase":"decide","layer":"belief","event":"chosen","action":"shoot","args":["A1"],"rule":0}
-{"turn":2,"phase":"observe","layer":null,"event":"observation","name":"shot","args":["A1",true]}
-{"turn":2,"phase":"observe","layer":"belief","event":"patch","field":"belief.hits","old":0,"new":1}
-{"turn":2,"phase":"decide","layer":"belief","event":"chosen","action":"shoot","args":["A2"],"rule":0}
-{"turn":3,"phase":"observe","layer":null,"event":"observation","name":"shot","args":["A2",false]}
-{"turn":3,"phase":"end","layer":null,"event":"episode_end","reason":"game_over","metrics":{"f1":0.5,"won":false}}
-"#;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("harness-lens-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// A run of two stacks on two boards with one seed each; `shift` is added to every F1 of
-    /// the top stack so that two runs differ.
-    fn make_run(parent: &Path, id: &str, shift: f64) -> PathBuf {
-        let layers = |names: &[&str]| names.iter().map(|name| name.to_string()).collect();
-        let manifest = Manifest {
-            format: FORMAT.into(),
-            run_id: id.into(),
-            program_version: "0.1.0".into(),
-            harness: "harnesses/battleship".into(),
-            harness_hash: "abc".into(),
-            game: "battleship".into(),
-            stacks: vec![
-                StackSpec {
-                    name: "L1".into(),
-                    layers: layers(&["belief"]),
-                },
-                StackSpec {
-                    name: "L1-L2".into(),
-                    layers: layers(&["belief", "reflection"]),
-                },
-            ],
-            instances: vec!["B01".into(), "B02".into()],
-            seeds: 1,
-            settings: vec![
-                ("protocol".into(), "paper".into()),
-                ("confidence_threshold".into(), "0.65".into()),
-            ],
+            })
         };
-        let folder = RunFolder::create(parent, manifest).unwrap();
-        for (board, f1) in [("B01", 0.5), ("B02", 0.3)] {
-            let plain = record("L1", board, 0, false, f1);
-            folder.record_game("L1", board, 0, &plain, PLAIN).unwrap();
-            let reflective = record("L1-L2", board, 0, true, f1 + 0.1 + shift);
-            folder
-                .record_game("L1-L2", board, 0, &reflective, trace::tests::TRACE)
-                .unwrap();
+        let keep = request.max_turns.unwrap_or(usize::MAX);
+        let hidden = points.len().saturating_sub(keep);
+        points.truncate(keep);
+        let mut text = format!(
+            "{field} · {} seed {}{} · arm {}{}\n",
+            unit.instance,
+            unit.seed,
+            if unit.replicate > 0 {
+                format!(" replicate {}", unit.replicate)
+            } else {
+                String::new()
+            },
+            run.arm_name(arm),
+            against
+                .map(|x| format!(" · {} = {x}", request.against.as_deref().unwrap_or("")))
+                .unwrap_or_default()
+        );
+        let mut csv = String::from("turn,value,gate_open,revised\n");
+        for p in &points {
+            let value = p
+                .value
+                .as_ref()
+                .map(turns::show)
+                .unwrap_or_else(|| "—".into());
+            let below = match (against, p.value.as_ref().and_then(|v| v.as_f64())) {
+                (Some(reference), Some(x)) if x < reference => " (below)",
+                _ => "",
+            };
+            let _ = writeln!(
+                text,
+                "turn {:>3}  {value}{below}{}{}",
+                p.turn,
+                if p.gate_open { "  gate open" } else { "" },
+                if p.revised { "  revised" } else { "" }
+            );
+            let _ = writeln!(
+                csv,
+                "{},{},{},{}",
+                p.turn,
+                csv_field(&p.value.as_ref().map(|v| v.to_string()).unwrap_or_default()),
+                u8::from(p.gate_open),
+                u8::from(p.revised)
+            );
         }
-        parent.join(id)
-    }
-
-    fn args(view: View) -> LensArgs {
-        LensArgs {
-            view,
-            run: None,
-            stack: None,
-            game: None,
-            board: None,
-            seed: None,
-            layer: None,
-            compare: None,
-            json: false,
-            plot: Some(PathBuf::from("unused.svg")),
-            max_turns: None,
+        if hidden > 0 {
+            let _ = writeln!(text, "... {hidden} more turns (--max-turns)");
         }
+        return Ok(Shown {
+            text,
+            json: json!({"field": field, "arm": run.arm_name(arm), "unit": unit, "against": against, "points": points}),
+            csv,
+            svg,
+        });
     }
-
-    #[test]
-    fn every_view_renders_from_a_run_folder() {
-        let parent = scratch("views");
-        let run = Run::open(&make_run(&parent, "20260101-000000__t__a", 0.0)).unwrap();
-        let other = make_run(&parent, "20250101-000000__t__b", -0.2);
-        assert_eq!(
-            latest_run(&parent),
-            Some(parent.join("20260101-000000__t__a"))
-        );
-
-        let shown = build(&args(View::Run), &run).unwrap();
-        assert!(shown.text.contains("games finished: 4/4"), "{}", shown.text);
-        assert!(shown.text.contains("best boards of L1-L2"));
-        let svg = shown.svg.unwrap();
-        assert_eq!(
-            svg.matches("opacity=\"0.85\"").count(),
-            2,
-            "one bar per stack"
-        );
-        assert!(svg.contains("100.0%"));
-
-        let mut by_layer = args(View::Run);
-        by_layer.layer = Some("reflection".into());
-        let shown = build(&by_layer, &run).unwrap();
-        assert!(
-            shown
-                .text
-                .contains("per-board effect of `reflection`: L1-L2 minus L1")
-        );
-        assert!(shown.text.contains("+0.1000"), "{}", shown.text);
-        assert_eq!(
-            shown.svg.unwrap().matches("<rect x=").count(),
-            2,
-            "one bar per board"
-        );
-
-        let mut game = args(View::Game);
-        game.game = Some("b02:0".into());
-        let shown = build(&game, &run).unwrap();
-        assert!(
-            shown.text.contains("game B02 seed 0 · stack L1-L2"),
-            "{}",
-            shown.text
-        );
-        assert!(shown.text.contains("revised: reflection.coarse_quota 6→5"));
-        assert!(shown.svg.is_none());
-        game.stack = Some("l1".into());
-        game.max_turns = Some(1);
-        let text = build(&game, &run).unwrap().text;
-        assert!(
-            text.contains("shoot A1") && text.contains("→ shot A1 yes"),
-            "{text}"
-        );
-        assert!(text.contains("2 more turns"), "{text}");
-
-        let mut confidence = args(View::Confidence);
-        confidence.board = Some("B01".into());
-        let shown = build(&confidence, &run).unwrap();
-        assert!(
-            shown.text.contains("low below 0.65"),
-            "the run's threshold is used"
-        );
-        assert!(shown.text.contains("0.500*"), "{}", shown.text);
-        let svg = shown.svg.unwrap();
-        assert_eq!(svg.matches("<circle").count(), 1, "one revision");
-        assert!(svg.contains("threshold 0.65"));
-        confidence.board = None;
-        confidence.json = true;
-        let shown = build(&confidence, &run).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&shown.json).unwrap();
-        assert_eq!(json["games"].as_array().map(Vec::len), Some(2));
-        assert!(shown.svg.is_none(), "the per-game table has no figure");
-        confidence.stack = Some("L1".into());
-        let error = build(&confidence, &run).err().unwrap();
-        assert!(error.contains("no reflective monitor"), "{error}");
-
-        let shown = build(&args(View::Llm), &run).unwrap();
-        assert!(shown.text.contains("this run made no LLM calls"));
-        assert!(
-            shown.text.contains("2 revisions in 2 games"),
-            "{}",
-            shown.text
-        );
-
-        let mut compare = args(View::Compare);
-        compare.compare = Some(other);
-        let shown = build(&compare, &run).unwrap();
-        assert!(shown.text.contains("matched games (stack, board, seed): 4"));
-        assert!(shown.text.contains("+0.2000"), "{}", shown.text);
-        let svg = shown.svg.unwrap();
-        assert!(svg.contains("run A − run B") && svg.contains("A 20260101-000000"));
-        std::fs::remove_dir_all(parent).unwrap();
+    // Every episode of the arm, summarised.
+    #[derive(Serialize)]
+    struct Summary {
+        instance: String,
+        seed: u64,
+        replicate: u32,
+        turns: usize,
+        mean: f64,
+        min: f64,
+        max: f64,
+        last: f64,
+        below: Option<usize>,
     }
-
-    #[test]
-    fn missing_games_and_foreign_folders_are_clear_errors() {
-        let parent = scratch("errors");
-        let root = make_run(&parent, "20260101-000000__t__a", 0.0);
-        let error = Run::open(&parent).err().unwrap();
-        assert!(error.contains("not a run folder") && error.contains("it holds run folders"));
-        let run = Run::open(&root).unwrap();
-        let mut game = args(View::Game);
-        let error = build(&game, &run).err().unwrap();
-        assert!(error.contains("needs a game"), "{error}");
-        game.game = Some("B01:4".into());
-        let error = build(&game, &run).err().unwrap();
-        assert!(error.contains("no finished game B01 seed 4"), "{error}");
-        game.game = Some("B01:x".into());
-        assert!(
-            build(&game, &run)
-                .err()
-                .unwrap()
-                .contains("not a whole number")
-        );
-        let mut layer = args(View::Run);
-        layer.layer = Some("belief".into());
-        assert!(build(&layer, &run).err().unwrap().contains("first layer"));
-        std::fs::write(root.join("traces/l1/b01-s0.jsonl"), "{broken\n").unwrap();
-        game.game = Some("B01:0".into());
-        game.stack = Some("L1".into());
-        let error = build(&game, &run).err().unwrap();
-        assert!(error.contains("is corrupt: line 1"), "{error}");
-        std::fs::remove_dir_all(parent).unwrap();
+    let mut rows = Vec::new();
+    for (unit, _) in run.records.iter().filter(|(unit, _)| unit.arm == arm) {
+        let points = series_of(registry, run, unit, field, &mut replay)?;
+        let values: Vec<f64> = points
+            .iter()
+            .filter_map(|p| p.value.as_ref()?.as_f64())
+            .collect();
+        if values.is_empty() {
+            return Err(format!(
+                "`{field}` is not a number, so it has no summary; show one episode with --episode"
+            ));
+        }
+        rows.push(Summary {
+            instance: unit.instance.clone(),
+            seed: unit.seed,
+            replicate: unit.replicate,
+            turns: values.len(),
+            mean: harness_stdlib::stats::mean(&values),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            last: values[values.len() - 1],
+            below: against.map(|r| values.iter().filter(|&&x| x < r).count()),
+        });
     }
+    rows.sort_by(|a, b| {
+        a.mean
+            .total_cmp(&b.mean)
+            .then_with(|| a.instance.cmp(&b.instance))
+    });
+    let mut text = format!(
+        "{field} per episode of arm {} (lowest mean first){}\n",
+        run.arm_name(arm),
+        against
+            .map(|x| format!(
+                "; turns below {} = {x}",
+                request.against.as_deref().unwrap_or("")
+            ))
+            .unwrap_or_default()
+    );
+    let mut csv = String::from("instance,seed,replicate,turns,mean,min,max,last,below\n");
+    for r in &rows {
+        let _ = writeln!(
+            text,
+            "  {:<12} s{:<3} {:>4} turns  mean {:.4}  min {:.4}  max {:.4}  last {:.4}{}",
+            r.instance,
+            r.seed,
+            r.turns,
+            r.mean,
+            r.min,
+            r.max,
+            r.last,
+            r.below.map(|b| format!("  below {b}")).unwrap_or_default()
+        );
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.instance),
+            r.seed,
+            r.replicate,
+            r.turns,
+            r.mean,
+            r.min,
+            r.max,
+            r.last,
+            r.below.map_or(String::new(), |b| b.to_string())
+        );
+    }
+    Ok(Shown {
+        text,
+        json: json!({"field": field, "arm": run.arm_name(arm), "against": against, "episodes": rows}),
+        csv,
+        svg: None,
+    })
+}
 
-    #[test]
-    fn games_are_named_by_board_and_seed() {
-        assert_eq!(
-            parse_game(" B07 : 1").unwrap(),
-            GameKey {
-                board: "B07".into(),
-                seed: 1
+fn llm_view(run: &Run) -> Result<Shown, String> {
+    #[derive(Serialize, Default)]
+    struct ArmLlm {
+        arm: String,
+        episodes: usize,
+        calls: usize,
+        outcomes: std::collections::BTreeMap<String, usize>,
+        tokens: u64,
+        latency_ms_total: u64,
+        latency_ms_mean: f64,
+    }
+    let mut arms: Vec<ArmLlm> = Vec::new();
+    for (index, arm) in run.folder.manifest().plan.arms.iter().enumerate() {
+        let mut row = ArmLlm {
+            arm: arm.name.clone(),
+            ..ArmLlm::default()
+        };
+        let mut latencies = Vec::new();
+        for (unit, _) in run.records.iter().filter(|(unit, _)| unit.arm == index) {
+            row.episodes += 1;
+            let calls = turns::llm_calls(&run.events(unit)?);
+            row.calls += calls.len();
+            for call in &calls {
+                *row.outcomes.entry(call.outcome.clone()).or_default() += 1;
+                row.tokens += call.tokens;
             }
-        );
-        assert!(parse_game("B07").is_err());
-        assert_eq!(timestamp("20261130-162326__x__y"), "20261130-162326");
+            let logs: Vec<harness_runtime::LlmCallLog> = run
+                .folder
+                .llm_calls(unit)
+                .map_err(|error| error.to_string())?;
+            for log in logs {
+                row.latency_ms_total += log.accounting.latency_ms;
+                latencies.push(log.accounting.latency_ms as f64);
+            }
+        }
+        row.latency_ms_mean = harness_stdlib::stats::mean(&latencies);
+        arms.push(row);
     }
+    let total: usize = arms.iter().map(|a| a.calls).sum();
+    let mut text = format!(
+        "LLM calls of run {} (llm: {})\n",
+        run.id(),
+        run.folder
+            .manifest()
+            .llm
+            .as_ref()
+            .map_or("none configured".to_string(), |llm| llm.to_string())
+    );
+    if total == 0 {
+        text.push_str("this run made no LLM calls (no trace has an `llm_call` event)\n");
+    }
+    let mut csv = String::from("arm,episodes,calls,outcome,count,tokens,latency_ms_total\n");
+    for a in &arms {
+        let outcomes: Vec<String> = a.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            text,
+            "  {:<22} {:>4} episodes  {:>5} calls  {}  tokens {}  latency {} ms (mean {:.0})",
+            a.arm,
+            a.episodes,
+            a.calls,
+            if outcomes.is_empty() {
+                "—".to_string()
+            } else {
+                outcomes.join(", ")
+            },
+            a.tokens,
+            a.latency_ms_total,
+            a.latency_ms_mean
+        );
+        for (outcome, count) in &a.outcomes {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{}",
+                csv_field(&a.arm),
+                a.episodes,
+                a.calls,
+                csv_field(outcome),
+                count,
+                a.tokens,
+                a.latency_ms_total
+            );
+        }
+    }
+    Ok(Shown {
+        text,
+        json: json!({"run_id": run.id(), "llm": run.folder.manifest().llm, "arms": arms}),
+        csv,
+        svg: None,
+    })
+}
+
+fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
+    let other = request
+        .compare
+        .as_deref()
+        .ok_or("the compare view needs the other run: --compare RUN2")?;
+    let other = Run::open(other)?;
+    let metrics = &run.report.metrics;
+    if other.folder.manifest().game != run.folder.manifest().game {
+        return Err(format!(
+            "runs {} and {} play different games ({} and {}); compare runs of one game",
+            run.id(),
+            other.id(),
+            run.folder.manifest().game,
+            other.folder.manifest().game
+        ));
+    }
+    #[derive(Serialize)]
+    struct ArmCompare {
+        arm: String,
+        contrasts: Vec<Contrast>,
+    }
+    let mut arms = Vec::new();
+    for (index, arm) in run.folder.manifest().plan.arms.iter().enumerate() {
+        let Some((theirs, _)) = other.folder.manifest().plan.arm(&arm.name) else {
+            continue;
+        };
+        let (a, b) = (run.samples(index), other.samples(theirs));
+        let contrasts: Vec<Contrast> = metrics
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| ablation::contrast(spec, &a, &b, i))
+            .collect();
+        if contrasts.first().is_some_and(|c| c.pairs > 0) {
+            arms.push(ArmCompare {
+                arm: arm.name.clone(),
+                contrasts,
+            });
+        }
+    }
+    if arms.is_empty() {
+        return Err(format!(
+            "runs {} and {} have no episode in common (same arm name, instance, seed and replicate)",
+            run.id(),
+            other.id()
+        ));
+    }
+    let metric = run.metric(request.metric.as_deref())?;
+    let spec = &metrics[metric];
+    let arm = match (&request.arm, &request.layer) {
+        (Some(_), Some(_)) => {
+            return Err("give either --arm or --layer to compare, not both".into());
+        }
+        (_, Some(layer)) => {
+            let effect = run.layer_effect(layer, metric)?;
+            run.arm(Some(&effect.treatment))?
+        }
+        (arm, None) => run.arm(arm.as_deref())?,
+    };
+    let theirs = other
+        .folder
+        .manifest()
+        .plan
+        .arm(run.arm_name(arm))
+        .map(|(i, _)| i)
+        .ok_or_else(|| format!("run {} has no arm `{}`", other.id(), run.arm_name(arm)))?;
+    let instances = sorted(ablation::instance_effects(
+        &run.samples(arm),
+        &other.samples(theirs),
+        metric,
+    ));
+    let shown: Vec<usize> = [run.report.primary(), run.report.secondary()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut text = format!(
+        "A = {}\nB = {}\ndifferences are A − B, paired over common episodes (95% bootstrap CI; McNemar exact p for rates)\n",
+        run.id(),
+        other.id()
+    );
+    for a in &arms {
+        let parts: Vec<String> = shown
+            .iter()
+            .map(|&i| {
+                let c = &a.contrasts[i];
+                let scale = if metrics[i].kind == MetricKind::Rate {
+                    100.0
+                } else {
+                    1.0
+                };
+                let mut part = format!(
+                    "{} {:+.4} [{:+.4}, {:+.4}]",
+                    metrics[i].label,
+                    c.difference.estimate * scale,
+                    c.difference.lo * scale,
+                    c.difference.hi * scale
+                );
+                if let Some(p) = c.p_value {
+                    let _ = write!(part, " p={p:.4}");
+                }
+                part
+            })
+            .collect();
+        let _ = writeln!(
+            text,
+            "  {:<22} {} pairs  {}",
+            a.arm,
+            a.contrasts[0].pairs,
+            parts.join("; ")
+        );
+    }
+    effects_text(
+        &mut text,
+        &LayerEffect {
+            layer: format!("run A over run B on {}", run.arm_name(arm)),
+            treatment: "A".into(),
+            baseline: "B".into(),
+            metric: spec.name.clone(),
+            instances: instances.clone(),
+        },
+        spec,
+    );
+    let svg = Some(effects_plot(
+        &format!(
+            "Per-instance Δ{} on {}: run A − run B",
+            spec.label,
+            run.arm_name(arm)
+        ),
+        &format!("Δ{} = A − B, mean over each instance's seeds", spec.label),
+        &instances,
+    ));
+    let mut csv = String::from("arm,metric,pairs,difference,lo,hi,p_value\n");
+    for a in &arms {
+        for (spec, c) in metrics.iter().zip(&a.contrasts) {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{}",
+                csv_field(&a.arm),
+                csv_field(&spec.name),
+                c.pairs,
+                c.difference.estimate,
+                c.difference.lo,
+                c.difference.hi,
+                c.p_value.map_or(String::new(), |p| p.to_string())
+            );
+        }
+    }
+    Ok(Shown {
+        text,
+        json: json!({"a": run.id(), "b": other.id(), "metrics": metrics, "arms": arms, "arm": run.arm_name(arm), "instances": instances}),
+        csv,
+        svg,
+    })
 }

@@ -32,7 +32,10 @@ mod tests;
 /// Runs the server on standard input and output until the client says `exit`.
 pub fn run() -> ExitCode {
     let (connection, threads) = stdio();
-    let result = serve(&connection, crate::games::signatures());
+    let result = serve(
+        &connection,
+        harness::games::Registry::standard().signatures(),
+    );
     drop(connection);
     let joined = threads.join();
     match (result, joined) {

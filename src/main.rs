@@ -5,17 +5,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-mod ablate;
+mod ablate_cmd;
 mod check;
 mod fmt_cmd;
-mod games;
-mod lens;
+mod games_cmd;
+mod lens_cmd;
 mod llm_args;
 mod lsp;
-mod mci;
-mod plot;
 mod render;
-mod results;
 mod run;
 
 /// Write, check, run and ablate declarative agent harnesses.
@@ -26,6 +23,8 @@ struct Cli {
     command: Command,
 }
 
+// The command is parsed once per process, so the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Check `.harness` files (or every `.harness` file under a directory) and report
@@ -57,10 +56,10 @@ enum Command {
         /// The game to play (default: the one the harness uses).
         #[arg(long)]
         game: Option<String>,
-        /// The Battleship protocol.
-        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
-        protocol: ProtocolArg,
-        /// The game instance (default: the game's first).
+        /// A game option, `NAME=VALUE` (repeatable; `harness games describe GAME` lists them).
+        #[arg(long = "option", value_parser = parse_setting)]
+        options: Vec<(String, String)>,
+        /// The game instance (default: the first of the game's default instance set).
         #[arg(long)]
         instance: Option<String>,
         /// The seed of the episode's random streams.
@@ -75,9 +74,13 @@ enum Command {
         /// Set a config parameter or a tunable's default: `--set name=value` (repeatable).
         #[arg(long, value_parser = parse_setting)]
         set: Vec<(String, String)>,
-        /// `human` for a turn-by-turn account, `json` for a summary.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
+        /// Set a structured config parameter from a JSON file: `--set-json name=FILE`
+        /// (repeatable), converted to the declared type and range-checked.
+        #[arg(long, value_parser = parse_setting)]
+        set_json: Vec<(String, String)>,
+        /// `human` for a turn-by-turn account, `json` for one summary object.
+        #[arg(long, value_enum, default_value_t = RunFormat::Human)]
+        format: RunFormat,
         /// Write every event as JSON lines to this file.
         #[arg(long)]
         trace: Option<PathBuf>,
@@ -88,98 +91,14 @@ enum Command {
         #[command(flatten)]
         llm: llm_args::LlmArgs,
     },
-    /// Run a harness's cumulative layer stacks (and, with --removals, each single-layer removal)
-    /// over a suite of game instances, and report each layer's marginal contribution.
-    Ablate {
-        /// The harness: a directory of `.harness` files or one file (default: the bundled
-        /// Battleship harness). Not needed with --resume.
-        harness: Option<PathBuf>,
-        /// The module to run when the harness has several top modules.
-        #[arg(long)]
-        module: Option<String>,
-        /// `compat` follows the reference implementation's rules and quirks exactly; `default`
-        /// fixes its documented defects.
-        #[arg(long, value_enum, default_value_t = Profile::Default)]
-        profile: Profile,
-        /// The Battleship protocol: `paper` (the seed paper's boards) or `grand` (Grand et al.'s).
-        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
-        protocol: ProtocolArg,
-        /// The belief backend: `mcmc`, `smc` or `mcmc-compat` (sets the harness's `belief`).
-        #[arg(long)]
-        belief: Option<String>,
-        /// Samples of the belief (sets the harness's `particles`).
-        #[arg(long)]
-        particles: Option<u32>,
-        /// `all` or a comma-separated list of boards, such as `B01,B07`.
-        #[arg(long, default_value = "all")]
-        boards: String,
-        /// Replicate games per board.
-        #[arg(long, default_value_t = 3)]
-        seeds: u32,
-        /// Set a config parameter or a tunable's default: `--set name=value` (repeatable).
-        #[arg(long, value_parser = parse_setting)]
-        set: Vec<(String, String)>,
-        /// Also run every single-layer removal from the full stack.
-        #[arg(long)]
-        removals: bool,
-        /// Run only these stacks, e.g. `L1,L1-L2` (default: all).
-        #[arg(long, value_delimiter = ',')]
-        stacks: Option<Vec<String>>,
-        /// `human` for tables, `json` for one JSON object.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        /// Where run folders are created.
-        #[arg(long, default_value = "results/runs")]
-        out: PathBuf,
-        /// Finish an interrupted run: its folder (the settings come from its manifest).
-        #[arg(long)]
-        resume: Option<PathBuf>,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Where the harness's LLM calls go.
-        #[command(flatten)]
-        llm: llm_args::LlmArgs,
-    },
-    /// Look into a result folder written by `harness ablate`: the run, one game, the reflective
-    /// confidence, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
-    /// run or the game or stack is missing.
-    Lens {
-        /// The view.
-        #[arg(value_enum)]
-        view: lens::View,
-        /// The run folder (default: the latest under results/runs).
-        run: Option<PathBuf>,
-        /// The stack (default: the top cumulative stack).
-        #[arg(long)]
-        stack: Option<String>,
-        /// The game for `game` and `confidence`, as BOARD:SEED, such as `B07:1`.
-        #[arg(long)]
-        game: Option<String>,
-        /// The game's board, with --seed (instead of --game).
-        #[arg(long)]
-        board: Option<String>,
-        /// The game's seed index, with --board (default 0).
-        #[arg(long)]
-        seed: Option<u32>,
-        /// For `run` and `compare`: the layer whose per-board effect to show (the stack with it
-        /// against the stack below it).
-        #[arg(long)]
-        layer: Option<String>,
-        /// For `compare`: the other run (Δ = RUN − RUN2).
-        #[arg(long, value_name = "RUN2")]
-        compare: Option<PathBuf>,
-        /// `human` for text, `json` for one JSON object.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        /// Also draw the view's figure as SVG: `run` (win rates), `run --layer` and `compare`
-        /// (per-board effects), `confidence --game` (the confidence trace).
-        #[arg(long, value_name = "FILE.svg")]
-        plot: Option<PathBuf>,
-        /// Show at most this many turns of a game.
-        #[arg(long)]
-        max_turns: Option<usize>,
-    },
+    /// Run a harness's layer stacks (cumulative, removals, named layer sets, config sweeps) over
+    /// game instances, seeds and replicates, and report each layer's paired marginal. Exits
+    /// with 1 when an episode ended in a runtime error (unless --allow-errors).
+    Ablate(Box<ablate_cmd::AblateArgs>),
+    /// Look into a result folder written by `harness ablate`: the run, one episode, a value
+    /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
+    /// run or the episode or arm is missing.
+    Lens(Box<lens_cmd::LensArgs>),
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// List the files that would change and exit 1 if any; write nothing.
@@ -190,75 +109,15 @@ enum Command {
     },
     /// Run the language server on standard input and output (for editors).
     Lsp,
-    /// Look at the Battleship game's instances.
-    Battleship {
+    /// List the games, or describe one: its bindings, instance sets, metrics and options.
+    Games {
         #[command(subcommand)]
-        command: BattleshipCommand,
+        command: Option<games_cmd::GamesCommand>,
     },
-    /// Look at the infrastructure-operations games (`cooling`, `grid`).
-    Mci {
-        #[command(subcommand)]
-        command: MciCommand,
-    },
-}
-
-/// `harness mci ...`.
-#[derive(Subcommand)]
-enum MciCommand {
-    /// List a game's tasks: id, class, family, scenario, time, split and prompt.
-    Tasks {
-        /// `cooling` or `grid`.
-        #[arg(long)]
-        game: String,
-        /// Only this split: `construction` or `test`.
-        #[arg(long)]
-        split: Option<String>,
-        /// Also print each task's ground truth, from the privileged oracle.
-        #[arg(long)]
-        truth: bool,
-    },
-}
-
-/// `harness battleship ...`.
-#[derive(Subcommand)]
-enum BattleshipCommand {
-    /// Print every board of a protocol: its placements and a grid picture.
-    Boards {
-        /// `paper` or `grand`.
-        #[arg(long, value_enum, default_value_t = ProtocolArg::Paper)]
-        protocol: ProtocolArg,
-    },
-}
-
-/// `--profile`.
-#[derive(Clone, Copy, ValueEnum)]
-enum Profile {
-    /// Documented defects of the reference fixed.
-    Default,
-    /// The reference implementation's rules, constants and quirks.
-    Compat,
-}
-
-/// `--protocol`.
-#[derive(Clone, Copy, ValueEnum)]
-enum ProtocolArg {
-    /// The seed paper's protocol: generated boards, hit/miss feedback.
-    Paper,
-    /// Grand et al.'s protocol: their 18 boards, colours revealed on a hit.
-    Grand,
-}
-
-impl ProtocolArg {
-    fn protocol(self) -> harness_battleship::Protocol {
-        match self {
-            ProtocolArg::Paper => harness_battleship::Protocol::Paper,
-            ProtocolArg::Grand => harness_battleship::Protocol::Grand,
-        }
-    }
 }
 
 /// Parses `name=value`.
-fn parse_setting(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     let (name, value) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}` is not `name=value`"))?;
@@ -272,6 +131,26 @@ enum Format {
     Human,
     /// One JSON array of diagnostic objects.
     Json,
+}
+
+/// Output formats of `harness run`.
+#[derive(Clone, Copy, ValueEnum)]
+enum RunFormat {
+    /// A turn-by-turn account.
+    Human,
+    /// One JSON object: the episode's settings, result and costs.
+    Json,
+}
+
+/// Output formats of `harness ablate`, `harness lens` and `harness games`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// Tables for a terminal.
+    Human,
+    /// One JSON object.
+    Json,
+    /// Comma-separated values with a header row.
+    Csv,
 }
 
 fn main() -> ExitCode {
@@ -293,109 +172,48 @@ fn main() -> ExitCode {
             file,
             module,
             game,
-            protocol,
+            options,
             instance,
             seed,
             layers,
             without,
             set,
+            set_json,
             format,
             trace,
             max_turns,
             llm,
-        } => run::run(&run::RunArgs {
-            file: &file,
-            module: module.as_deref(),
-            game: game.as_deref(),
-            protocol: protocol.protocol(),
-            instance: instance.as_deref(),
-            seed,
-            switches: harness_runtime::Switches {
-                layers,
-                without,
-                set,
-            },
-            json: matches!(format, Format::Json),
-            trace: trace.as_deref(),
-            max_turns,
-            llm,
-        }),
-        Command::Ablate {
-            harness,
-            module,
-            profile,
-            protocol,
-            belief,
-            particles,
-            boards,
-            seeds,
-            set,
-            removals,
-            stacks,
-            format,
-            out,
-            resume,
-            jobs,
-            llm,
-        } => ablate::run(&ablate::AblateArgs {
-            harness,
-            module,
-            compat: matches!(profile, Profile::Compat),
-            protocol: protocol.protocol(),
-            belief,
-            particles,
-            boards,
-            seeds,
-            set,
-            removals,
-            stacks,
-            json: matches!(format, Format::Json),
-            out,
-            resume,
-            jobs,
-            llm,
-        }),
-        Command::Lens {
-            view,
-            run,
-            stack,
-            game,
-            board,
-            seed,
-            layer,
-            compare,
-            format,
-            plot,
-            max_turns,
-        } => lens::run(&lens::LensArgs {
-            view,
-            run,
-            stack,
-            game,
-            board,
-            seed,
-            layer,
-            compare,
-            json: matches!(format, Format::Json),
-            plot,
-            max_turns,
-        }),
+        } => {
+            let set_json = match ablate_cmd::read_set_json(&set_json) {
+                Ok(set_json) => set_json,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            run::run(&run::RunArgs {
+                file: &file,
+                module: module.as_deref(),
+                game: game.as_deref(),
+                options,
+                instance: instance.as_deref(),
+                seed,
+                switches: harness_runtime::Switches {
+                    layers,
+                    without,
+                    set,
+                    set_json,
+                },
+                json: matches!(format, RunFormat::Json),
+                trace: trace.as_deref(),
+                max_turns,
+                llm,
+            })
+        }
+        Command::Ablate(args) => ablate_cmd::run(&args),
+        Command::Lens(args) => lens_cmd::run(&args),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp => lsp::run(),
-        Command::Mci {
-            command: MciCommand::Tasks { game, split, truth },
-        } => mci::tasks(&game, split.as_deref(), truth),
-        Command::Battleship {
-            command: BattleshipCommand::Boards { protocol },
-        } => match harness_battleship::render::render_suite(protocol.protocol()) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("error: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Games { command } => games_cmd::run(command.as_ref()),
     }
 }

@@ -1,4 +1,4 @@
-//! SVG plots for experiment reports: win rates with intervals, per-instance effects, traces.
+//! SVG plots for experiment reports: rates with intervals, per-instance effects, series.
 //!
 //! The plots are small and fixed in shape, so they are written as SVG text directly rather than
 //! through a plotting crate (see `docs/decisions/0004-hand-written-svg.md`). Every function is
@@ -258,9 +258,15 @@ pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String 
     out
 }
 
-/// A per-turn line of a value in [0, 1] with a threshold line, gate openings (shaded turns) and
-/// revisions (markers): a game's reflective confidence.
-pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> String {
+/// A per-turn line of a value with an optional reference line (a threshold), gate openings
+/// (shaded turns) and revisions (markers): for example a reflective layer's confidence. The
+/// axis spans [0, 1] when every value and the reference fit in it, else their range.
+pub fn series(
+    title: &str,
+    y_label: &str,
+    reference: Option<(&str, f64)>,
+    points: &[TracePoint],
+) -> String {
     let height = 360.0;
     let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
     let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
@@ -270,8 +276,14 @@ pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> S
         .max()
         .unwrap_or(1)
         .max(1);
+    let values = points
+        .iter()
+        .map(|point| point.value)
+        .chain(reference.map(|(_, r)| r));
+    let (lo, hi) = values.fold((0.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let span = (hi - lo).max(f64::MIN_POSITIVE);
     let x = |turn: u32| MARGIN_LEFT + plot_w * f64::from(turn) / f64::from(last_turn);
-    let y = |value: f64| MARGIN_TOP + plot_h * (1.0 - value.clamp(0.0, 1.0));
+    let y = |value: f64| MARGIN_TOP + plot_h * (1.0 - ((value - lo) / span).clamp(0.0, 1.0));
     let column = plot_w / f64::from(last_turn);
     let mut out = String::new();
     header(&mut out, height, title);
@@ -284,38 +296,42 @@ pub fn confidence_trace(title: &str, threshold: f64, points: &[TracePoint]) -> S
         );
     }
     for step in 0..=5 {
-        let value = f64::from(step) / 5.0;
+        let value = lo + span * f64::from(step) / 5.0;
         let _ = writeln!(
             out,
             "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{value:.1}</text>",
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{value:.2}</text>",
             MARGIN_LEFT + plot_w,
             MARGIN_LEFT - 6.0,
             y(value) + 4.0,
             y0 = y(value),
         );
     }
-    // The threshold's label sits in a legend above the plot: placed beside the line it would be
-    // crossed whenever the confidence passes the threshold near that end of the game.
-    let legend_y = MARGIN_TOP - 8.0;
-    let right = MARGIN_LEFT + plot_w;
-    let _ = writeln!(
-        out,
-        "<line x1=\"{MARGIN_LEFT}\" x2=\"{right:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
-         stroke-dasharray=\"6 4\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-         stroke=\"{NEGATIVE}\" stroke-dasharray=\"6 4\"/><text x=\"{right:.1}\" y=\"{legend_y:.1}\" \
-         text-anchor=\"end\" font-size=\"11\" fill=\"{NEGATIVE}\" {FONT}>threshold {threshold:.2}</text>",
-        right - 112.0,
-        right - 88.0,
-        legend_y - 4.0,
-        legend_y - 4.0,
-        t = y(threshold),
-    );
+    // The reference's label sits in a legend above the plot: placed beside the line it would be
+    // crossed whenever the value passes the reference near that end of the episode.
+    if let Some((label, reference)) = reference {
+        let legend_y = MARGIN_TOP - 8.0;
+        let right = MARGIN_LEFT + plot_w;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{MARGIN_LEFT}\" x2=\"{right:.1}\" y1=\"{t:.1}\" y2=\"{t:.1}\" stroke=\"{NEGATIVE}\" \
+             stroke-dasharray=\"6 4\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+             stroke=\"{NEGATIVE}\" stroke-dasharray=\"6 4\"/><text x=\"{right:.1}\" y=\"{legend_y:.1}\" \
+             text-anchor=\"end\" font-size=\"11\" fill=\"{NEGATIVE}\" {FONT}>{} {reference:.2}</text>",
+            right - 112.0 - 6.0 * label.len() as f64,
+            right - 88.0 - 6.0 * label.len() as f64,
+            legend_y - 4.0,
+            legend_y - 4.0,
+            escape(label),
+            t = y(reference),
+        );
+    }
     let _ = writeln!(
         out,
         "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
-         {FONT}>confidence</text>",
+         {FONT}>{}</text>",
         MARGIN_TOP + plot_h / 2.0,
+        escape(y_label),
     );
     let path: Vec<String> = points
         .iter()
@@ -419,10 +435,27 @@ mod tests {
                 revised: turn == 6,
             })
             .collect();
-        let svg = confidence_trace("Confidence", 0.72, &points);
+        let svg = series(
+            "Confidence",
+            "reflection.confidence",
+            Some(("confidence_threshold", 0.72)),
+            &points,
+        );
         assert_eq!(count(&svg, "opacity=\"0.12\""), 3);
         assert_eq!(count(&svg, "<circle"), 1);
-        assert!(svg.contains("threshold 0.72"));
+        assert!(svg.contains("confidence_threshold 0.72"));
+        let unbounded = series(
+            "x",
+            "x",
+            None,
+            &[TracePoint {
+                turn: 1,
+                value: 12.0,
+                gate_open: false,
+                revised: false,
+            }],
+        );
+        assert!(unbounded.contains(">12.00<"), "the axis covers the data");
     }
     #[test]
     fn effect_ticks_are_round_numbers_covering_the_data() {

@@ -9,13 +9,16 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use harness::exec::trace_header;
+use harness::games::Registry;
+use harness::load::{CompileError, Sources};
 use harness_compiler::ir::{Program, SrcSpan};
 use harness_runtime::{
     EpisodeResult, Event, EventKind, Limits, LlmHost, Machine, Phase, RngStreams, RuntimeError,
     Switches, Value, run_episode_with_llm, to_json_lines,
 };
 
-use crate::{games, render};
+use crate::render;
 
 /// What `harness run` was asked to do.
 pub struct RunArgs<'a> {
@@ -25,13 +28,13 @@ pub struct RunArgs<'a> {
     pub module: Option<&'a str>,
     /// The game's name; by default the one the harness uses.
     pub game: Option<&'a str>,
-    /// The Battleship protocol.
-    pub protocol: harness_battleship::Protocol,
-    /// The instance; the game's first when absent.
+    /// Game options, `name=value`.
+    pub options: Vec<(String, String)>,
+    /// The instance; the first of the game's default set when absent.
     pub instance: Option<&'a str>,
     /// The seed.
     pub seed: u64,
-    /// `--layers`, `--without` and `--set`.
+    /// `--layers`, `--without`, `--set` and `--set-json`.
     pub switches: Switches,
     /// Print the JSON summary instead of the account.
     pub json: bool,
@@ -55,15 +58,25 @@ pub fn run(args: &RunArgs<'_>) -> ExitCode {
 }
 
 fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
-    let sources = games::sources(args.file)?;
-    let Ok(program) = games::compile(&sources, args.module) else {
-        return Ok(ExitCode::FAILURE);
+    let registry = Registry::standard();
+    let sources = Sources::load(Some(&args.file.display().to_string()))?;
+    let program = match harness::load::compile(&registry, &sources, args.module) {
+        Ok(program) => program,
+        Err(error) => {
+            if let CompileError::Diagnostics(diagnostics) = &error {
+                render::human(diagnostics, sources.files.len());
+            }
+            return Err(error.to_string());
+        }
     };
     let game_name = match (args.game, program.game.as_deref()) {
         (Some(name), _) | (None, Some(name)) => name,
         (None, None) => return Err(format!("`{}` names no game; pass --game", program.module)),
     };
-    let kind = games::game_kind(game_name, args.protocol)?;
+    let kind = registry.get(game_name)?;
+    let (instances, options) =
+        harness::plan::instances_and_options(&kind.manifest(), args.instance, &args.options)?;
+    let sources_files = &sources.files;
     // Runtime errors name a span in one of the program's files; render it against that file.
     let source_of = |error: &RuntimeError| -> (String, String) {
         let path = program
@@ -71,7 +84,7 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
             .get(error.span.file as usize)
             .cloned()
             .unwrap_or_default();
-        let text = sources
+        let text = sources_files
             .iter()
             .find(|(p, _)| *p == path)
             .map(|(_, t)| t.clone())
@@ -93,18 +106,16 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let instances = kind.instances();
-    let instance = args
-        .instance
-        .map(str::to_string)
-        .or_else(|| instances.first().cloned())
-        .unwrap_or_default();
+    if instances.len() != 1 && args.instance.is_some() {
+        return Err("--instance names one instance; `harness ablate` runs several".into());
+    }
+    let instance = instances.first().cloned().unwrap_or_default();
     let llm = args.llm.setup(&program)?;
     for warning in llm.iter().flat_map(|setup| setup.warnings()) {
         eprintln!("warning: {warning}");
     }
     let host = crate::llm_args::host(&llm, args.seed);
-    let mut game = kind.start(&instance, &RngStreams::new(args.seed))?;
+    let mut game = kind.start(&instance, &options, &RngStreams::new(args.seed))?;
     let result = run_episode_with_llm(
         &machine,
         game.as_mut(),
@@ -115,7 +126,9 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         eprintln!("note: {note}");
     }
     if let Some(trace) = args.trace {
-        std::fs::write(trace, to_json_lines(&result.events))
+        let mut text = to_json_lines(&[trace_header(&sources.file_table(&program))]);
+        text.push_str(&to_json_lines(&result.events));
+        std::fs::write(trace, text)
             .map_err(|e| format!("cannot write the trace to {}: {e}", trace.display()))?;
     }
     if args.json {
@@ -123,6 +136,7 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
             "harness": program.module,
             "game": game_name,
             "instance": instance,
+            "options": options,
             "seed": args.seed,
             "layers": machine.enabled_layers(),
             "config": machine.config_values(),
@@ -234,6 +248,7 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
         }
         let layer = layer.as_deref().unwrap_or("game");
         match kind {
+            EventKind::Files { .. } => {}
             EventKind::Observation { name, args } => {
                 let _ = writeln!(out, "  observed  {}", call(name, args));
             }
@@ -314,6 +329,11 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                     "episode ended ({reason}) after {} actions: {}",
                     result.turns,
                     metrics.join(" ")
+                );
+                let _ = writeln!(
+                    out,
+                    "runtime cost: {} evaluation steps, {} previews, {} revisions",
+                    result.costs.steps, result.costs.previews, result.costs.revisions
                 );
                 if !result.llm_calls.is_empty() {
                     let ok = result

@@ -112,7 +112,19 @@ ids! {
 
 /// A source location: a byte range in one of [`Program::files`]. Serialises as
 /// `{"file", "start", "end"}`, the shape trace events use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct SrcSpan {
     /// The file.
     pub file: FileId,

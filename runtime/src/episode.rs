@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use harness_compiler::ir::{ActionId, LayerId, SrcSpan};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
@@ -46,6 +46,89 @@ pub enum EndReason {
     Error,
 }
 
+/// What an episode cost the runtime, counted deterministically: the same inputs give the same
+/// counts on any machine. These are reported beside the game's own metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Costs {
+    /// Actions taken.
+    pub turns: u64,
+    /// Expression-evaluation steps, over every phase of every turn.
+    pub steps: u64,
+    /// `sim.next` previews made.
+    pub previews: u64,
+    /// Revise blocks that changed a tunable (one per turn and layer at most).
+    pub revisions: u64,
+    /// LLM calls, including failed ones and calls that found no LLM configured.
+    pub llm_calls: u64,
+    /// Turns in which an LLM was called.
+    pub llm_turns: u64,
+    /// Prompt tokens of the LLM calls, where the provider reported them.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the LLM calls, where the provider reported them.
+    pub completion_tokens: u64,
+}
+
+impl Costs {
+    /// The names of the counters, in declaration order: the keys of [`Costs::pairs`].
+    pub const NAMES: [&'static str; 8] = [
+        "turns",
+        "steps",
+        "previews",
+        "revisions",
+        "llm_calls",
+        "llm_turns",
+        "prompt_tokens",
+        "completion_tokens",
+    ];
+
+    /// The counters as name and value, in the order of [`Costs::NAMES`].
+    pub fn pairs(&self) -> [(&'static str, u64); 8] {
+        let values = [
+            self.turns,
+            self.steps,
+            self.previews,
+            self.revisions,
+            self.llm_calls,
+            self.llm_turns,
+            self.prompt_tokens,
+            self.completion_tokens,
+        ];
+        let mut out = [("", 0); 8];
+        for (slot, (name, value)) in out.iter_mut().zip(Costs::NAMES.into_iter().zip(values)) {
+            *slot = (name, value);
+        }
+        out
+    }
+
+    /// Adds what an evaluator spent since it was last asked.
+    fn absorb(&mut self, ev: &mut Eval<'_>) {
+        let (steps, previews) = ev.take_counts();
+        self.steps += steps;
+        self.previews += previews;
+    }
+
+    /// Counts the LLM calls of a finished episode's events.
+    fn count_llm(&mut self, events: &[Event]) {
+        let mut last_turn = None;
+        for event in events {
+            if let EventKind::LlmCall {
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } = &event.kind
+            {
+                self.llm_calls += 1;
+                self.prompt_tokens += prompt_tokens.unwrap_or(0);
+                self.completion_tokens += completion_tokens.unwrap_or(0);
+                if last_turn != Some(event.turn) {
+                    self.llm_turns += 1;
+                    last_turn = Some(event.turn);
+                }
+            }
+        }
+    }
+}
+
 /// The record of one episode.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EpisodeResult {
@@ -57,6 +140,8 @@ pub struct EpisodeResult {
     pub error: Option<RuntimeError>,
     /// The game's metrics at the end.
     pub metrics: BTreeMap<String, Value>,
+    /// What the episode cost the runtime.
+    pub costs: Costs,
     /// Every event, in order.
     #[serde(skip)]
     pub events: Vec<Event>,
@@ -73,6 +158,7 @@ pub struct Agent<'m> {
     events: Vec<Event>,
     llm: Option<&'m dyn LlmHost>,
     llm_calls: Vec<LlmCallLog>,
+    costs: Costs,
 }
 
 impl<'m> Agent<'m> {
@@ -94,6 +180,8 @@ impl<'m> Agent<'m> {
                 snap.set_state(i, value, m.state_dep(i));
             }
         }
+        let mut costs = Costs::default();
+        costs.absorb(&mut ev);
         let events = ev.events;
         Ok(Agent {
             m,
@@ -103,6 +191,7 @@ impl<'m> Agent<'m> {
             events,
             llm: m.llm_host(),
             llm_calls: Vec::new(),
+            costs,
         })
     }
 
@@ -112,6 +201,11 @@ impl<'m> Agent<'m> {
     pub fn with_llm_host(mut self, host: Option<&'m dyn LlmHost>) -> Self {
         self.llm = host;
         self
+    }
+
+    /// What the episode has cost so far (the LLM counters are filled in by [`run_episode`]).
+    pub fn costs(&self) -> Costs {
+        self.costs
     }
 
     /// Takes the accounting of the LLM calls made since the last call.
@@ -231,6 +325,7 @@ impl<'m> Agent<'m> {
             let mut log = StepLog::default();
             let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
             self.events.append(&mut ev.events);
+            self.costs.absorb(&mut ev);
             self.record(Phase::Observe, log);
             result?;
         }
@@ -270,6 +365,7 @@ impl<'m> Agent<'m> {
                 chosen.push((layer, i));
             }
         }
+        self.costs.absorb(&mut ev);
         for (layer, i) in chosen {
             ev.retag(Phase::Revise, Some(layer));
             let block = &m.program.layers[layer.index()].revise[i];
@@ -281,8 +377,16 @@ impl<'m> Agent<'m> {
             let result = ev.stmts(&mut work, &mut frame, &block.body, layer, &mut log);
             self.events.append(&mut ev.events);
             self.llm_calls.append(&mut ev.llm_calls);
+            self.costs.absorb(&mut ev);
             result?;
             self.snap = work;
+            if log
+                .changes
+                .iter()
+                .any(|change| matches!(change, Change::Revision { .. }))
+            {
+                self.costs.revisions += 1;
+            }
             self.record(Phase::Revise, log);
         }
         Ok(())
@@ -333,6 +437,7 @@ impl<'m> Agent<'m> {
             ))
         })();
         self.events.append(&mut ev.events);
+        self.costs.absorb(&mut ev);
         let decision = result?;
         self.emit(
             Phase::Decide,
@@ -362,6 +467,7 @@ impl<'m> Agent<'m> {
         );
         self.events.append(&mut ev.events);
         self.llm_calls.append(&mut ev.llm_calls);
+        self.costs.absorb(&mut ev);
         let log = match step? {
             Ok(log) => log,
             Err(error) => {
@@ -400,10 +506,16 @@ impl<'m> Agent<'m> {
         Ok(())
     }
 
+    /// Starts the next turn, for a caller that runs the phases one by one (as
+    /// [`Agent::run_turn`] does).
+    pub fn next_turn(&mut self) {
+        self.turn += 1;
+    }
+
     /// One whole turn: observe, reflect, revise, decide, act. Returns false, without acting,
     /// when the game is over after the observe phase.
     pub fn run_turn(&mut self, game: &mut dyn Game) -> RtResult<bool> {
-        self.turn += 1;
+        self.next_turn();
         self.observe(game)?;
         if game.is_over() {
             return Ok(false);
@@ -427,8 +539,10 @@ pub fn run_episode_with_llm(
     game: &mut dyn Game,
     llm: Option<&dyn LlmHost>,
 ) -> EpisodeResult {
+    game.provision(&machine.provided_effects());
     let mut events = Vec::new();
     let mut llm_calls = Vec::new();
+    let mut costs = Costs::default();
     // Actions taken, and the turn in which the episode ended.
     let (mut turns, mut last_turn) = (0, 0);
     let outcome = (|| {
@@ -447,6 +561,7 @@ pub fn run_episode_with_llm(
         };
         events.append(&mut agent.take_events());
         llm_calls = agent.take_llm_calls();
+        costs = agent.costs();
         result
     })();
     let (end, error) = match outcome {
@@ -480,11 +595,14 @@ pub fn run_episode_with_llm(
             metrics: metrics.clone(),
         },
     });
+    costs.turns = u64::from(turns);
+    costs.count_llm(&events);
     EpisodeResult {
         turns,
         end,
         error,
         metrics,
+        costs,
         events,
         llm_calls,
     }

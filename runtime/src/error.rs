@@ -5,23 +5,7 @@
 //! the episode's result; only the command line renders it.
 
 use harness_compiler::ir::SrcSpan;
-use serde::{Serialize, Serializer};
-
-/// Serialises a source span as `{"file": 0, "start": 3, "end": 9}`.
-pub(crate) fn serialize_span<S: Serializer>(span: &SrcSpan, s: S) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct Plain {
-        file: u32,
-        start: u32,
-        end: u32,
-    }
-    Plain {
-        file: span.file,
-        start: span.start,
-        end: span.end,
-    }
-    .serialize(s)
-}
+use serde::{Deserialize, Serialize};
 
 /// The kinds of runtime error, each with a stable code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -61,6 +45,31 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every kind, in code order.
+    pub const ALL: [ErrorCode; 16] = [
+        ErrorCode::Overflow,
+        ErrorCode::DivisionByZero,
+        ErrorCode::IndexOutOfRange,
+        ErrorCode::NoneUnwrapped,
+        ErrorCode::NotFinite,
+        ErrorCode::RequiresFailed,
+        ErrorCode::TunableOutOfRange,
+        ErrorCode::NoDecision,
+        ErrorCode::BudgetExhausted,
+        ErrorCode::NestedPreview,
+        ErrorCode::Native,
+        ErrorCode::Internal,
+        ErrorCode::EffectRejected,
+        ErrorCode::BadModel,
+        ErrorCode::Unavailable,
+        ErrorCode::BadSwitch,
+    ];
+
+    /// The kind with this stable code.
+    pub fn from_code(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|kind| kind.code() == code)
+    }
+
     /// The stable code, for example `"R0001"`.
     pub fn code(self) -> &'static str {
         match self {
@@ -84,7 +93,7 @@ impl ErrorCode {
     }
 }
 
-/// A runtime error with its location.
+/// A runtime error with its location. It reads back from a trace by its code.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RuntimeError {
     /// The stable code (`R0001`...).
@@ -95,11 +104,36 @@ pub struct RuntimeError {
     /// What went wrong and, where it helps, what to do.
     pub message: String,
     /// The source span responsible.
-    #[serde(serialize_with = "serialize_span")]
     pub span: SrcSpan,
     /// For [`ErrorCode::RequiresFailed`], the declared error code (`BUDGET_CLOSED`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared: Option<String>,
+}
+
+/// A runtime error as stored: the kind is known by its code.
+#[derive(Deserialize)]
+struct StoredError {
+    code: String,
+    message: String,
+    span: SrcSpan,
+    #[serde(default)]
+    declared: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for RuntimeError {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = StoredError::deserialize(d)?;
+        let kind = ErrorCode::from_code(&stored.code).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{}` is not a runtime error code", stored.code))
+        })?;
+        Ok(RuntimeError {
+            code: kind.code(),
+            kind,
+            message: stored.message,
+            span: stored.span,
+            declared: stored.declared,
+        })
+    }
 }
 
 impl RuntimeError {

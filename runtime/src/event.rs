@@ -1,21 +1,33 @@
-//! Typed events and their JSON-lines form.
+//! Typed events and their JSON-lines form: the one schema of a trace, written and read back.
 //!
 //! Every phase of the turn loop emits [`Event`]s. Each names the turn, the phase, the layer and
 //! the source span responsible. Events serialise with a fixed field order (struct declaration
 //! order) and floats in their shortest round-trip form, so the same run always produces the same
 //! bytes. The runtime returns events as data (see [`crate::Agent::take_events`] for
 //! streaming them phase by phase); it never writes files itself.
+//!
+//! The event types are generic over the values they carry. The runtime emits them with its own
+//! [`Value`]s; a trace read back from disk is a [`TraceEvent`], the same types with the values
+//! left as JSON (a value's JSON form does not say its type, so it cannot become a [`Value`]
+//! again, and readers only show or compare values). One definition serves both directions, so
+//! the reader cannot drift from the writer.
 
 use std::collections::BTreeMap;
 
 use harness_compiler::ir::SrcSpan;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::error::{RuntimeError, serialize_span};
+use crate::error::RuntimeError;
 use crate::value::Value;
 
+/// An event as read back from a trace: values stay JSON.
+pub type TraceEvent = Event<serde_json::Value>;
+
+/// What a trace event records, as read back.
+pub type TraceEventKind = EventKind<serde_json::Value>;
+
 /// The phases of a turn, in order, plus the episode's start and end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Initial state and the game's first observations, before turn 1.
@@ -35,8 +47,8 @@ pub enum Phase {
 }
 
 /// One thing that happened during an episode.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Event {
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event<V = Value> {
     /// The turn, from 1; 0 for the start of the episode.
     pub turn: u32,
     /// The phase.
@@ -44,45 +56,72 @@ pub struct Event {
     /// The layer responsible, if any.
     pub layer: Option<String>,
     /// The source span responsible (the handler, rule, action or expression).
-    #[serde(serialize_with = "serialize_span")]
     pub span: SrcSpan,
     /// What happened.
     #[serde(flatten)]
-    pub kind: EventKind,
+    pub kind: EventKind<V>,
+}
+
+/// A source file of the program, for showing spans as `path:line:column`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceFile {
+    /// The path the program was loaded from.
+    pub path: String,
+    /// The byte offset at which each line starts (the first is 0).
+    pub line_starts: Vec<u32>,
+}
+
+impl TraceFile {
+    /// The 1-based line and column (in bytes) of a byte offset.
+    pub fn line_column(&self, offset: u32) -> (u32, u32) {
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= offset)
+            .max(1);
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        (line as u32, offset - start + 1)
+    }
 }
 
 /// What an event records.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum EventKind {
+#[serde(bound(serialize = "V: Serialize", deserialize = "V: Deserialize<'de>"))]
+pub enum EventKind<V = Value> {
+    /// The first event of every trace: the program's source files, which [`SrcSpan::file`]
+    /// indexes.
+    Files {
+        /// The files, in the program's order.
+        files: Vec<TraceFile>,
+    },
     /// The game sent an observation.
     Observation {
         /// The observation's name.
         name: String,
         /// Its fields.
-        args: Vec<Value>,
+        args: Vec<V>,
     },
     /// A state field (or an element or field of it) changed.
     Patch {
         /// The state field, qualified by its layer (`belief.probes`).
         field: String,
         /// The value before.
-        old: Value,
+        old: V,
         /// The value after.
-        new: Value,
+        new: V,
     },
     /// A preview made by `sim.next` was read (`expect`, `prob` or `branches`).
     Preview {
         /// The previewed action.
         action: String,
         /// Its arguments.
-        args: Vec<Value>,
+        args: Vec<V>,
         /// The number of weighted successor snapshots.
         branches: usize,
         /// The reading: `expect`, `prob` or `branches`.
         reading: String,
         /// What the reading returned.
-        value: Value,
+        value: V,
     },
     /// A gate (a `revise when` condition) was evaluated.
     Gate {
@@ -96,16 +135,16 @@ pub enum EventKind {
         /// The tunable, qualified by its layer (`belief.noise_guess`).
         tunable: String,
         /// The value before.
-        old: Value,
+        old: V,
         /// The value after.
-        new: Value,
+        new: V,
     },
     /// A `decide` rule chose an action.
     Chosen {
         /// The action's name.
         action: String,
         /// Its arguments.
-        args: Vec<Value>,
+        args: Vec<V>,
         /// The index of the rule in its `decide` block.
         rule: usize,
     },
@@ -121,7 +160,7 @@ pub enum EventKind {
         /// The effect's name.
         name: String,
         /// Its arguments.
-        args: Vec<Value>,
+        args: Vec<V>,
     },
     /// An LLM effect was called (or found no LLM configured). Only the deterministic part of
     /// the call is recorded here; latency is in the episode's accounting.
@@ -151,11 +190,11 @@ pub enum EventKind {
         /// Why: `game_over`, `turn_limit` or `error`.
         reason: String,
         /// The game's metrics.
-        metrics: BTreeMap<String, Value>,
+        metrics: BTreeMap<String, V>,
     },
 }
 
-impl Event {
+impl<V: Serialize> Event<V> {
     /// The event as one line of JSON (without the newline).
     pub fn to_json_line(&self) -> String {
         // Serialising plain data with string keys cannot fail; the fallback keeps the trace
@@ -168,7 +207,7 @@ impl Event {
 }
 
 /// Renders a trace as JSON lines, one event per line.
-pub fn to_json_lines(events: &[Event]) -> String {
+pub fn to_json_lines<V: Serialize>(events: &[Event<V>]) -> String {
     let mut out = String::new();
     for event in events {
         out.push_str(&event.to_json_line());

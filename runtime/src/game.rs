@@ -5,12 +5,13 @@
 //! queries, the effects it accepts, the observations it sends back, when the episode ends and
 //! its metrics. Ground truth stays inside the game; a harness sees only what queries return.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
 use serde::Serialize;
 
+use crate::manifest::{GameManifest, GameOptions};
 use crate::native::Natives;
 use crate::streams::RngStreams;
 use crate::value::Value;
@@ -38,8 +39,16 @@ pub trait GameKind: Send + Sync {
     /// The name used in `use game NAME` and `--game NAME`.
     fn name(&self) -> &str;
 
-    /// The identifiers of the game's instances, in a fixed order.
-    fn instances(&self) -> Vec<String>;
+    /// One sentence on what the game is, for `harness games`.
+    fn about(&self) -> &str;
+
+    /// What the game declares for experiments: metrics, instance sets and options.
+    fn manifest(&self) -> GameManifest;
+
+    /// The identifiers of the game's instances, in a fixed order: every instance of every set.
+    fn instances(&self) -> Vec<String> {
+        self.manifest().all_instances()
+    }
 
     /// The bindings the checker sees after `use game NAME`: the game's types, enums, queries,
     /// effects and observations. Only the agent-visible view appears here.
@@ -50,8 +59,25 @@ pub trait GameKind: Send + Sync {
     /// (registered as `Type.method`).
     fn natives(&self) -> Natives;
 
-    /// Starts an episode of `instance`. The game draws all its randomness from `streams`.
-    fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn Game>, String>;
+    /// Starts an episode of `instance` under `options` (checked against the manifest). The game
+    /// draws all its randomness from `streams`.
+    fn start(
+        &self,
+        instance: &str,
+        options: &GameOptions,
+        streams: &RngStreams,
+    ) -> Result<Box<dyn Game>, String>;
+
+    /// A picture or description of one instance for people (`harness games describe`), or
+    /// `None` when the game has nothing to show beyond its name.
+    fn describe_instance(
+        &self,
+        instance: &str,
+        options: &GameOptions,
+    ) -> Option<Result<String, String>> {
+        let _ = (instance, options);
+        None
+    }
 }
 
 /// One running episode of a game.
@@ -74,4 +100,11 @@ pub trait Game: Send {
 
     /// The episode's metrics so far, by name (for example `solved`, `probes`).
     fn metrics(&self) -> BTreeMap<String, Value>;
+
+    /// Told once, before the first turn: the gated effects that the enabled layers provide
+    /// (the union of their `uses`). A game whose tools form levels reads its registry here, to
+    /// refuse the others and to meter the schema it exposes; the default ignores it.
+    fn provision(&mut self, provided: &BTreeSet<String>) {
+        let _ = provided;
+    }
 }

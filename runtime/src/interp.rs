@@ -71,6 +71,10 @@ pub(crate) struct Eval<'m> {
     m: &'m Machine,
     game: &'m dyn Game,
     steps: u64,
+    /// The `sim.next` previews made.
+    previews: u64,
+    /// The steps and previews already handed to the episode's cost accounting.
+    counted: (u64, u64),
     closures: Vec<ClosureDef<'m>>,
     deps: Vec<DepSet>,
     in_preview: bool,
@@ -110,6 +114,8 @@ impl<'m> Eval<'m> {
             m,
             game,
             steps: 0,
+            previews: 0,
+            counted: (0, 0),
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
@@ -119,6 +125,14 @@ impl<'m> Eval<'m> {
             llm_calls: Vec::new(),
             tag,
         }
+    }
+
+    /// The steps and previews spent since the last call, for the episode's cost accounting;
+    /// the budget still counts every step of the phase.
+    pub(crate) fn take_counts(&mut self) -> (u64, u64) {
+        let counts = (self.steps - self.counted.0, self.previews - self.counted.1);
+        self.counted = (self.steps, self.previews);
+        counts
     }
 
     /// Continues with another phase, keeping the budget spent so far this turn.
@@ -641,6 +655,7 @@ impl<'m> Eval<'m> {
                 "`sim.next` inside a preview: previews are one step deep",
             ));
         }
+        self.previews += 1;
         self.in_preview = true;
         let result = self.sim_next_inner(snap, action, args, span);
         self.in_preview = false;

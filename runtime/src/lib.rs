@@ -22,6 +22,7 @@ pub mod event;
 pub mod game;
 pub mod llm;
 pub mod machine;
+pub mod manifest;
 pub mod native;
 pub mod snapshot;
 pub mod streams;
@@ -54,15 +55,21 @@ pub fn signatures() -> harness_compiler::signatures::SignatureSet {
     set
 }
 
-pub use episode::{Agent, Decision, EndReason, EpisodeResult, run_episode, run_episode_with_llm};
+pub use episode::{
+    Agent, Costs, Decision, EndReason, EpisodeResult, run_episode, run_episode_with_llm,
+};
 pub use error::{ErrorCode, RtResult, RuntimeError};
-pub use event::{Event, EventKind, Phase, to_json_lines};
+pub use event::{Event, EventKind, Phase, TraceEvent, TraceEventKind, TraceFile, to_json_lines};
 pub use game::{Effect, Game, GameKind, Observation};
 pub use llm::{
     LlmAccounting, LlmAnswer, LlmCall, LlmCallLog, LlmFailureInfo, LlmFailureKind, LlmHost,
     LlmMessage,
 };
 pub use machine::{Limits, Machine, Switches};
+pub use manifest::{
+    Better, GameManifest, GameOptions, InstanceSet, MetricKind, MetricRole, MetricSpec, OptionSpec,
+    OptionType,
+};
 pub use native::{NativeCtx, NativeError, NativeFn, Natives};
 pub use snapshot::{Preview, Snapshot};
 pub use streams::{RngStreams, Stream};

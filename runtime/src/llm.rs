@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use harness_compiler::ir::{self, LlmDef, LlmFieldKind, LlmShape};
 use harness_compiler::types::Ty;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::value::{RecordValue, Value};
 
@@ -139,7 +139,8 @@ pub struct LlmFailureInfo {
 }
 
 /// What one call cost and who answered it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LlmAccounting {
     /// The provider (`ollama`, `openai`), empty when no call went out.
     pub provider: String,
@@ -194,7 +195,7 @@ pub trait LlmHost: Send + Sync {
 }
 
 /// One call of an episode with its full accounting, for [`crate::EpisodeResult::llm_calls`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LlmCallLog {
     /// The turn of the call.
     pub turn: u32,

@@ -1,7 +1,7 @@
 //! A program prepared for running: layer switches resolved, configuration, constants and
 //! tunable defaults evaluated.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
@@ -26,6 +26,9 @@ pub struct Switches {
     pub without: Vec<String>,
     /// `name=value` settings of config parameters or tunable defaults, in order.
     pub set: Vec<(String, String)>,
+    /// Settings given as JSON data (`--set-json name=FILE`), for values of structured types
+    /// (lists, maps, records) that a `name=value` text cannot spell.
+    pub set_json: Vec<(String, serde_json::Value)>,
 }
 
 /// Limits that keep a run finite whatever the program does.
@@ -208,8 +211,23 @@ impl Machine {
             )?;
             machine.consts.push(value);
         }
-        let mut settings: BTreeMap<&str, &str> = BTreeMap::new();
-        for (name, value) in &switches.set {
+        /// A setting's value as given: text to parse, or JSON data to convert.
+        enum Given<'a> {
+            Text(&'a str),
+            Json(&'a serde_json::Value),
+        }
+        let mut settings: BTreeMap<&str, Given<'_>> = BTreeMap::new();
+        let given = switches
+            .set
+            .iter()
+            .map(|(name, text)| (name, Given::Text(text)))
+            .chain(
+                switches
+                    .set_json
+                    .iter()
+                    .map(|(name, json)| (name, Given::Json(json))),
+            );
+        for (name, value) in given {
             let known = program
                 .config
                 .iter()
@@ -240,15 +258,28 @@ impl Machine {
             let mut values = Vec::new();
             for def in params.iter() {
                 let value = match settings.get(def.name.as_str()) {
-                    Some(text) => machine.parse_setting(&def.ty, text).ok_or_else(|| {
-                        switch_error(
-                            def.span,
-                            format!(
-                                "`--set {}={text}`: not a value of type {}",
-                                def.name, def.ty
-                            ),
-                        )
-                    })?,
+                    Some(Given::Text(text)) => {
+                        machine.parse_setting(&def.ty, text).ok_or_else(|| {
+                            switch_error(
+                                def.span,
+                                format!(
+                                    "`--set {}={text}`: not a value of type {}",
+                                    def.name, def.ty
+                                ),
+                            )
+                        })?
+                    }
+                    Some(Given::Json(json)) => {
+                        machine.json_setting(&def.ty, json).map_err(|why| {
+                            switch_error(
+                                def.span,
+                                format!(
+                                    "`--set-json {}`: not a value of type {}: {why}",
+                                    def.name, def.ty
+                                ),
+                            )
+                        })?
+                    }
                     None => {
                         let mut frame = Eval::frame(def.default.frame.locals.len());
                         Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
@@ -279,6 +310,106 @@ impl Machine {
             }
         }
         Ok(machine)
+    }
+
+    /// Converts JSON data to a value of type `ty`: numbers, booleans and strings as themselves,
+    /// enum variants as `"Variant"` or `"Enum.Variant"`, lists and sets as arrays, options as
+    /// `null` or the value, records as objects with every field, and maps as objects (for
+    /// `String` keys) or arrays of `[key, value]` pairs. The error says where the data is wrong.
+    fn json_setting(&self, ty: &Ty, json: &serde_json::Value) -> Result<Value, String> {
+        use serde_json::Value as J;
+        let wrong = |what: &str| Err(format!("expected {what}, found `{json}`"));
+        match (ty, json) {
+            (Ty::Int, J::Number(n)) => match n.as_i64() {
+                Some(i) => Ok(Value::Int(i)),
+                None => wrong("an integer"),
+            },
+            (Ty::Float, J::Number(n)) => match n.as_f64().and_then(Value::float) {
+                Some(value) => Ok(value),
+                None => wrong("a finite number"),
+            },
+            (Ty::Bool, J::Bool(b)) => Ok(Value::Bool(*b)),
+            (Ty::String, J::String(text)) => Ok(Value::str(text)),
+            (Ty::Enum(_), J::String(text)) => self
+                .parse_setting(ty, text)
+                .ok_or_else(|| format!("`{text}` is not a variant of {ty}")),
+            (Ty::Option(_), J::Null) => Ok(Value::none()),
+            (Ty::Option(inner), _) => Ok(Value::some(self.json_setting(inner, json)?)),
+            (Ty::List(inner), J::Array(items)) => Ok(Value::list(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        self.json_setting(inner, item)
+                            .map_err(|why| format!("at [{i}]: {why}"))
+                    })
+                    .collect::<Result<_, _>>()?,
+            )),
+            (Ty::Set(inner), J::Array(items)) => {
+                let mut set = std::collections::BTreeSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    set.insert(
+                        self.json_setting(inner, item)
+                            .map_err(|why| format!("at [{i}]: {why}"))?,
+                    );
+                }
+                Ok(Value::Set(Arc::new(set)))
+            }
+            (Ty::Map(key, value), J::Object(fields)) if **key == Ty::String => {
+                let mut map = BTreeMap::new();
+                for (name, item) in fields {
+                    map.insert(
+                        Value::str(name),
+                        self.json_setting(value, item)
+                            .map_err(|why| format!("at key `{name}`: {why}"))?,
+                    );
+                }
+                Ok(Value::Map(Arc::new(map)))
+            }
+            (Ty::Map(key, value), J::Array(pairs)) => {
+                let mut map = BTreeMap::new();
+                for (i, pair) in pairs.iter().enumerate() {
+                    let J::Array(kv) = pair else {
+                        return Err(format!("at [{i}]: expected a `[key, value]` pair"));
+                    };
+                    let [k, v] = kv.as_slice() else {
+                        return Err(format!("at [{i}]: expected a `[key, value]` pair"));
+                    };
+                    let k = self
+                        .json_setting(key, k)
+                        .map_err(|why| format!("at [{i}] key: {why}"))?;
+                    let v = self
+                        .json_setting(value, v)
+                        .map_err(|why| format!("at [{i}] value: {why}"))?;
+                    map.insert(k, v);
+                }
+                Ok(Value::Map(Arc::new(map)))
+            }
+            (Ty::Record(record), J::Object(fields)) => {
+                if let Some(extra) = fields
+                    .keys()
+                    .find(|name| !record.fields.iter().any(|(field, _)| field == *name))
+                {
+                    return Err(format!("the record has no field `{extra}`"));
+                }
+                let values = record
+                    .fields
+                    .iter()
+                    .map(|(name, field_ty)| match fields.get(name) {
+                        Some(item) => self
+                            .json_setting(field_ty, item)
+                            .map_err(|why| format!("in field `{name}`: {why}")),
+                        None if matches!(field_ty, Ty::Option(_)) => Ok(Value::none()),
+                        None => Err(format!("the field `{name}` is missing")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Value::Record(Arc::new(crate::value::RecordValue {
+                    ty: record.clone(),
+                    values,
+                })))
+            }
+            _ => Err(format!("expected a value of type {ty}, found `{json}`")),
+        }
     }
 
     /// Parses a `--set` value of type `ty`.
@@ -336,6 +467,15 @@ impl Machine {
         self.order.iter().map(|&l| self.layer_name(l)).collect()
     }
 
+    /// The gated game effects the enabled layers provide: the union of their `uses`.
+    pub fn provided_effects(&self) -> BTreeSet<String> {
+        self.order
+            .iter()
+            .filter_map(|l| self.program.layers.get(l.index()))
+            .flat_map(|layer| layer.uses.iter().cloned())
+            .collect()
+    }
+
     /// The values of the config parameters, by name, after `--set`.
     pub fn config_values(&self) -> BTreeMap<String, Value> {
         self.program
@@ -343,6 +483,18 @@ impl Machine {
             .iter()
             .map(|p| p.name.clone())
             .zip(self.config.iter().cloned())
+            .collect()
+    }
+
+    /// Every config parameter and tunable default in effect (after `--set`), as name and
+    /// value, in declaration order: config first, then tunables.
+    pub fn effective_settings(&self) -> Vec<(String, Value)> {
+        self.program
+            .config
+            .iter()
+            .zip(&self.config)
+            .chain(self.program.tunables.iter().zip(&self.tunable_defaults))
+            .map(|(param, value)| (param.name.clone(), value.clone()))
             .collect()
     }
 

@@ -24,7 +24,12 @@ struct Client {
 impl Client {
     fn start() -> Self {
         let (server_side, client_side) = Connection::memory();
-        let server = std::thread::spawn(move || serve(&server_side, crate::games::signatures()));
+        let server = std::thread::spawn(move || {
+            serve(
+                &server_side,
+                harness::games::Registry::standard().signatures(),
+            )
+        });
         let mut client = Client {
             connection: client_side,
             server: Some(server),

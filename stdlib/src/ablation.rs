@@ -1,217 +1,259 @@
-//! Ablation summaries: per-stack rows with intervals, layer marginals and the heavy-lifting verdict.
+//! Experiment statistics over declared metrics: per-arm summaries with intervals, paired
+//! contrasts between arms, per-instance effects and the heavy-lifting verdict.
 //!
-//! The input is one [`GameOutcome`] per finished game, tagged with the layer stack it ran under.
-//! The rules follow the seed paper's pre-registered protocol: the primary metric is the win rate
-//! (with a Wilson 95% interval), the secondary is mean F1 (with a bootstrap interval), and a layer
-//! is heavy-lifting iff it has the single largest positive marginal on the primary metric.
+//! The input is one [`Sample`] per finished episode: which unit it was (instance, seed,
+//! replicate) and the value of each metric. What a metric means comes from its
+//! [`MetricSpec`]: rates get Wilson intervals, means and counts bootstrap intervals. A contrast
+//! between two arms is *paired*: it uses only the units both arms played, so that what a unit's
+//! instance and seed contribute to both sides cancels out; its interval is a paired bootstrap,
+//! and for rates McNemar's exact test gives a p-value. A layer is heavy-lifting iff it has the
+//! single largest positive marginal on the primary metric (the seed paper's pre-registered
+//! rule), where "positive" follows the metric's better direction.
 
+use std::collections::BTreeMap;
+
+use harness_runtime::{Better, MetricKind, MetricSpec};
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{Interval, bootstrap_mean, wilson};
+use crate::stats::{Interval, bootstrap_mean, mcnemar_exact, paired_bootstrap, wilson};
 
-/// The confidence level of every interval in an ablation report.
+/// The confidence level of every interval in a report.
 pub const LEVEL: f64 = 0.95;
-/// Bootstrap resamples for the F1 interval.
+/// Bootstrap resamples per interval.
 pub const RESAMPLES: usize = 2000;
 /// Seed of the bootstrap generator, fixed so that reports are reproducible.
 pub const BOOTSTRAP_SEED: u64 = 0x5eed_ab1a;
 
-/// What one finished game contributes to a report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GameOutcome {
-    /// The instance, for example a board id such as `B07`.
+/// Which episode of a plan a sample is: the unit that two arms are paired on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct UnitKey {
+    /// The game instance.
     pub instance: String,
-    /// The replicate index on that instance.
-    pub seed_index: u32,
-    /// Whether the game was won.
-    pub won: bool,
-    /// The game's F1 (secondary metric).
-    pub f1: f64,
-    /// Shots taken.
-    pub shots: u32,
-    /// Questions asked.
-    pub questions: u32,
-    /// Revisions applied.
-    pub revisions: u32,
-    /// Turns in which an LLM was invoked.
-    pub llm_turns: u32,
-    /// Turns played (actions of any kind).
-    pub turns: u32,
+    /// The seed of the episode's random streams.
+    pub seed: u64,
+    /// The replicate (repeated runs of one instance and seed, which differ only in what an LLM
+    /// answers).
+    pub replicate: u32,
 }
 
-/// One row of the report: a layer stack and its aggregate results.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StackRow {
-    /// The stack's name, e.g. `L1-L2` or `without reflection`.
-    pub stack: String,
-    /// The enabled layers, bottom first.
-    pub layers: Vec<String>,
-    /// Games played.
-    pub games: usize,
-    /// Games won.
-    pub wins: usize,
-    /// Win rate (the primary metric).
-    pub win_rate: f64,
-    /// Wilson interval of the win rate.
-    pub win_rate_ci: Interval,
-    /// Mean F1 (the secondary metric).
-    pub f1_mean: f64,
-    /// Bootstrap interval of the mean F1.
-    pub f1_ci: Interval,
-    /// Mean shots per game.
-    pub shots_per_game: f64,
-    /// Mean questions per game.
-    pub questions_per_game: f64,
-    /// Mean revisions per game.
-    pub revisions_per_game: f64,
-    /// LLM turns over all turns.
-    pub llm_rate: f64,
-    /// The marginal over the row below in the cumulative stack (`None` for the first row and
-    /// for removals).
-    pub marginal: Option<Marginal>,
+/// One finished episode's metric values, in the order of the metric list the caller uses.
+/// A rate is 1 or 0; a metric the episode did not report is `None`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The unit.
+    pub key: UnitKey,
+    /// The values, aligned with the caller's metric list.
+    pub values: Vec<Option<f64>>,
 }
 
-/// A layer's marginal effect: the difference to the stack without it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Marginal {
-    /// The layer whose effect this is.
-    pub layer: String,
-    /// Change of the win rate.
-    pub win_rate: f64,
-    /// Change of the mean F1.
-    pub f1: f64,
+/// A metric aggregated over one arm's episodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    /// The metric's name.
+    pub metric: String,
+    /// Episodes that reported it.
+    pub n: usize,
+    /// The rate or mean, with its 95% interval (Wilson for rates, bootstrap otherwise).
+    pub value: Interval,
+    /// For rates, the episodes where it held.
+    pub successes: Option<u64>,
 }
 
-/// Builds a row from the outcomes of one stack.
-pub fn row(stack: &str, layers: &[String], outcomes: &[GameOutcome]) -> StackRow {
-    let games = outcomes.len();
-    let wins = outcomes.iter().filter(|game| game.won).count();
-    let f1: Vec<f64> = outcomes.iter().map(|game| game.f1).collect();
-    let per_game = |total: u32| {
-        if games == 0 {
-            0.0
-        } else {
-            f64::from(total) / games as f64
+/// The values of metric `index` over `samples`, skipping episodes that did not report it.
+fn column(samples: &[Sample], index: usize) -> Vec<f64> {
+    samples
+        .iter()
+        .filter_map(|sample| sample.values.get(index).copied().flatten())
+        .collect()
+}
+
+/// Aggregates metric `index` (declared by `spec`) over one arm's samples, in sample order (the
+/// bootstrap's draws depend on it, so callers keep a fixed order).
+pub fn summarize(spec: &MetricSpec, samples: &[Sample], index: usize) -> MetricSummary {
+    let values = column(samples, index);
+    match spec.kind {
+        MetricKind::Rate => {
+            let successes = values.iter().filter(|&&v| v > 0.5).count() as u64;
+            MetricSummary {
+                metric: spec.name.clone(),
+                n: values.len(),
+                value: wilson(successes, values.len() as u64, LEVEL),
+                successes: Some(successes),
+            }
         }
-    };
-    let sum = |pick: fn(&GameOutcome) -> u32| outcomes.iter().map(pick).sum::<u32>();
-    let turns = sum(|game| game.turns);
-    let win_rate_ci = wilson(wins as u64, games as u64, LEVEL);
-    let f1_ci = bootstrap_mean(&f1, RESAMPLES, LEVEL, BOOTSTRAP_SEED);
-    StackRow {
-        stack: stack.to_string(),
-        layers: layers.to_vec(),
-        games,
-        wins,
-        win_rate: win_rate_ci.estimate,
-        win_rate_ci,
-        f1_mean: f1_ci.estimate,
-        f1_ci,
-        shots_per_game: per_game(sum(|game| game.shots)),
-        questions_per_game: per_game(sum(|game| game.questions)),
-        revisions_per_game: per_game(sum(|game| game.revisions)),
-        llm_rate: if turns == 0 {
-            0.0
-        } else {
-            f64::from(sum(|game| game.llm_turns)) / f64::from(turns)
+        MetricKind::Mean | MetricKind::Count => MetricSummary {
+            metric: spec.name.clone(),
+            n: values.len(),
+            value: bootstrap_mean(&values, RESAMPLES, LEVEL, BOOTSTRAP_SEED),
+            successes: None,
         },
-        marginal: None,
     }
 }
 
-/// Fills in each cumulative row's marginal over the row before it. The layer credited is the
-/// one the row adds, i.e. the last of its layers.
-pub fn add_marginals(cumulative: &mut [StackRow]) {
-    for index in 1..cumulative.len() {
-        let (below, above) = cumulative.split_at_mut(index);
-        let (below, row) = (&below[index - 1], &mut above[0]);
-        row.marginal = Some(Marginal {
-            layer: row.layers.last().cloned().unwrap_or_default(),
-            win_rate: row.win_rate - below.win_rate,
-            f1: row.f1_mean - below.f1_mean,
-        });
+/// A paired contrast of one metric between a treatment arm and a baseline arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Contrast {
+    /// The metric's name.
+    pub metric: String,
+    /// Units both arms played and reported the metric on.
+    pub pairs: usize,
+    /// The mean paired difference (treatment − baseline) with its paired-bootstrap interval.
+    pub difference: Interval,
+    /// For rates: units where only the treatment succeeded, and where only the baseline did.
+    pub discordant: Option<(u64, u64)>,
+    /// For rates: McNemar's exact two-sided p-value.
+    pub p_value: Option<f64>,
+}
+
+/// The pairs of values of metric `index` on the units both sides have, in the treatment's
+/// order.
+fn pairs(treatment: &[Sample], baseline: &[Sample], index: usize) -> (Vec<f64>, Vec<f64>) {
+    let by_key: BTreeMap<&UnitKey, f64> = baseline
+        .iter()
+        .filter_map(|s| Some((&s.key, s.values.get(index).copied().flatten()?)))
+        .collect();
+    treatment
+        .iter()
+        .filter_map(|s| {
+            let t = s.values.get(index).copied().flatten()?;
+            Some((t, *by_key.get(&s.key)?))
+        })
+        .unzip()
+}
+
+/// The paired contrast of metric `index` between two arms.
+pub fn contrast(
+    spec: &MetricSpec,
+    treatment: &[Sample],
+    baseline: &[Sample],
+    index: usize,
+) -> Contrast {
+    let (t, b) = pairs(treatment, baseline, index);
+    let difference = paired_bootstrap(&t, &b, RESAMPLES, LEVEL, BOOTSTRAP_SEED);
+    let (discordant, p_value) = match spec.kind {
+        MetricKind::Rate => {
+            let only_treatment = t.iter().zip(&b).filter(|(t, b)| **t > 0.5 && **b <= 0.5);
+            let only_baseline = t.iter().zip(&b).filter(|(t, b)| **t <= 0.5 && **b > 0.5);
+            let (tb, bc) = (only_treatment.count() as u64, only_baseline.count() as u64);
+            (Some((tb, bc)), Some(mcnemar_exact(tb, bc)))
+        }
+        MetricKind::Mean | MetricKind::Count => (None, None),
+    };
+    Contrast {
+        metric: spec.name.clone(),
+        pairs: t.len(),
+        difference,
+        discordant,
+        p_value,
     }
+}
+
+/// How much better `difference` is in the metric's better direction (0 for descriptive
+/// metrics).
+pub fn improvement(better: Better, difference: f64) -> f64 {
+    match better {
+        Better::Higher => difference,
+        Better::Lower => -difference,
+        Better::Neither => 0.0,
+    }
+}
+
+/// A layer's marginal on the primary metric, as the verdict sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerMarginal {
+    /// The layer credited.
+    pub layer: String,
+    /// The paired difference on the primary metric.
+    pub primary: f64,
+    /// The paired difference on the secondary metric, if the game declares one.
+    pub secondary: Option<f64>,
 }
 
 /// The heavy-lifting verdict under the pre-registered rule.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// One layer has the single largest positive marginal on the win rate.
+    /// One layer has the single largest positive marginal on the primary metric.
     HeavyLifting {
         /// The layer.
         layer: String,
-        /// Its marginal on the win rate.
-        win_rate: f64,
+        /// Its marginal on the primary metric.
+        marginal: f64,
     },
-    /// No layer improved the win rate.
+    /// No layer improved the primary metric.
     NoPositiveMarginal,
     /// Two or more layers tie for the largest positive marginal, so no single layer qualifies.
     Tie {
         /// The tied layers.
         layers: Vec<String>,
         /// Their common marginal.
-        win_rate: f64,
+        marginal: f64,
     },
+    /// No marginal could be computed (one stack, or every stack partial).
+    NoMarginals,
 }
 
-/// Applies the rule to the marginals of the cumulative rows.
-pub fn verdict(cumulative: &[StackRow]) -> Verdict {
-    let marginals: Vec<&Marginal> = cumulative
-        .iter()
-        .filter_map(|row| row.marginal.as_ref())
-        .collect();
-    let best = marginals
-        .iter()
-        .map(|m| m.win_rate)
-        .fold(f64::NEG_INFINITY, f64::max);
+/// Applies the rule to the layers' marginals on the primary metric, whose better direction is
+/// `better`.
+pub fn verdict(marginals: &[LayerMarginal], better: Better) -> Verdict {
+    if marginals.is_empty() {
+        return Verdict::NoMarginals;
+    }
+    let gain = |m: &LayerMarginal| improvement(better, m.primary);
+    let best = marginals.iter().map(gain).fold(f64::NEG_INFINITY, f64::max);
     if best <= 0.0 {
         return Verdict::NoPositiveMarginal;
     }
-    // Win rates are ratios of small integers over the same number of games, so marginals that
-    // are equal in exact arithmetic can differ in the last bit; compare with a tolerance far
-    // below one game's weight.
-    let tied: Vec<String> = marginals
+    // Rates are ratios of small integers over the same number of games, so marginals that are
+    // equal in exact arithmetic can differ in the last bit; compare with a tolerance far below
+    // one game's weight.
+    let tied: Vec<&LayerMarginal> = marginals
         .iter()
-        .filter(|m| (m.win_rate - best).abs() < 1e-9)
-        .map(|m| m.layer.clone())
+        .filter(|m| (gain(m) - best).abs() < 1e-9)
         .collect();
     match tied.as_slice() {
-        [layer] => Verdict::HeavyLifting {
-            layer: layer.clone(),
-            win_rate: best,
+        [one] => Verdict::HeavyLifting {
+            layer: one.layer.clone(),
+            marginal: one.primary,
         },
         _ => Verdict::Tie {
-            layers: tied,
-            win_rate: best,
+            layers: tied.iter().map(|m| m.layer.clone()).collect(),
+            marginal: tied[0].primary,
         },
     }
 }
 
 /// A pair of layers that the primary and the secondary metric rank in opposite orders.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankDisagreement {
-    /// The layer the win rate ranks higher.
-    pub by_win_rate: String,
-    /// The layer the F1 ranks higher.
-    pub by_f1: String,
+    /// The layer the primary metric ranks higher.
+    pub by_primary: String,
+    /// The layer the secondary metric ranks higher.
+    pub by_secondary: String,
 }
 
-/// Every pair of layers whose marginals are ordered differently by win rate and by F1.
-pub fn rank_disagreements(cumulative: &[StackRow]) -> Vec<RankDisagreement> {
-    let marginals: Vec<&Marginal> = cumulative
-        .iter()
-        .filter_map(|row| row.marginal.as_ref())
-        .collect();
+/// Every pair of layers whose marginals the primary and the secondary metric order differently
+/// (each in its own better direction).
+pub fn rank_disagreements(
+    marginals: &[LayerMarginal],
+    primary: Better,
+    secondary: Better,
+) -> Vec<RankDisagreement> {
     let mut found = Vec::new();
     for (i, a) in marginals.iter().enumerate() {
         for b in &marginals[i + 1..] {
-            let by_win_rate = a.win_rate.total_cmp(&b.win_rate);
-            let by_f1 = a.f1.total_cmp(&b.f1);
-            if by_win_rate.is_ne() && by_f1.is_ne() && by_win_rate != by_f1 {
-                let (win_first, f1_first) = if by_win_rate.is_gt() { (a, b) } else { (b, a) };
+            let (Some(a2), Some(b2)) = (a.secondary, b.secondary) else {
+                continue;
+            };
+            let by_primary =
+                improvement(primary, a.primary).total_cmp(&improvement(primary, b.primary));
+            let by_secondary = improvement(secondary, a2).total_cmp(&improvement(secondary, b2));
+            if by_primary.is_ne() && by_secondary.is_ne() && by_primary != by_secondary {
+                let (primary_first, secondary_first) =
+                    if by_primary.is_gt() { (a, b) } else { (b, a) };
                 found.push(RankDisagreement {
-                    by_win_rate: win_first.layer.clone(),
-                    by_f1: f1_first.layer.clone(),
+                    by_primary: primary_first.layer.clone(),
+                    by_secondary: secondary_first.layer.clone(),
                 });
             }
         }
@@ -219,61 +261,53 @@ pub fn rank_disagreements(cumulative: &[StackRow]) -> Vec<RankDisagreement> {
     found
 }
 
-/// One instance's signed effect: how a treatment's games on it differ from a baseline's.
-///
-/// This is one bar of the seed paper's Figure 3: the mean F1 a layer adds on a board over its
-/// seeds (treatment: the stack with the layer; baseline: the stack below), or what changed on a
-/// board between two runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One instance's paired effect on a metric: how a treatment's episodes on it differ from a
+/// baseline's (one bar of the seed paper's Figure 3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstanceEffect {
     /// The instance.
     pub instance: String,
-    /// Baseline games on it.
-    pub baseline_games: usize,
-    /// Treatment games on it.
-    pub treatment_games: usize,
-    /// Baseline mean F1.
-    pub baseline_f1: f64,
-    /// Treatment mean F1.
-    pub treatment_f1: f64,
-    /// Treatment minus baseline mean F1.
-    pub delta_f1: f64,
-    /// Treatment wins minus baseline wins.
-    pub delta_wins: i64,
+    /// Units on it that both sides played.
+    pub pairs: usize,
+    /// The baseline's mean on those units.
+    pub baseline: f64,
+    /// The treatment's mean on those units.
+    pub treatment: f64,
+    /// The mean paired difference with its paired-bootstrap interval.
+    pub difference: Interval,
 }
 
-/// The per-instance effects of a treatment over a baseline, in the order in which instances
-/// first appear in the baseline, then in the treatment. An instance that only one side played
-/// is left out: its difference is not defined.
+/// The per-instance paired effects of metric `index`, in the order in which instances first
+/// appear in the baseline, then in the treatment. An instance with no common unit is left out:
+/// its difference is not defined.
 pub fn instance_effects(
-    baseline: &[GameOutcome],
-    treatment: &[GameOutcome],
+    treatment: &[Sample],
+    baseline: &[Sample],
+    index: usize,
 ) -> Vec<InstanceEffect> {
     let mut order: Vec<&str> = Vec::new();
-    for game in baseline.iter().chain(treatment) {
-        if !order.contains(&game.instance.as_str()) {
-            order.push(&game.instance);
+    for sample in baseline.iter().chain(treatment) {
+        if !order.contains(&sample.key.instance.as_str()) {
+            order.push(&sample.key.instance);
         }
     }
-    let summary = |games: &[GameOutcome], instance: &str| {
-        let on: Vec<&GameOutcome> = games.iter().filter(|g| g.instance == instance).collect();
-        let wins = on.iter().filter(|g| g.won).count() as i64;
-        let f1 = crate::stats::mean(&on.iter().map(|g| g.f1).collect::<Vec<_>>());
-        (on.len(), wins, f1)
-    };
     order
         .into_iter()
         .filter_map(|instance| {
-            let (baseline_games, baseline_wins, baseline_f1) = summary(baseline, instance);
-            let (treatment_games, treatment_wins, treatment_f1) = summary(treatment, instance);
-            (baseline_games > 0 && treatment_games > 0).then(|| InstanceEffect {
+            let on = |samples: &[Sample]| -> Vec<Sample> {
+                samples
+                    .iter()
+                    .filter(|s| s.key.instance == instance)
+                    .cloned()
+                    .collect()
+            };
+            let (t, b) = pairs(&on(treatment), &on(baseline), index);
+            (!t.is_empty()).then(|| InstanceEffect {
                 instance: instance.to_string(),
-                baseline_games,
-                treatment_games,
-                baseline_f1,
-                treatment_f1,
-                delta_f1: treatment_f1 - baseline_f1,
-                delta_wins: treatment_wins - baseline_wins,
+                pairs: t.len(),
+                baseline: crate::stats::mean(&b),
+                treatment: crate::stats::mean(&t),
+                difference: paired_bootstrap(&t, &b, RESAMPLES, LEVEL, BOOTSTRAP_SEED),
             })
         })
         .collect()
@@ -282,122 +316,106 @@ pub fn instance_effects(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness_runtime::MetricRole;
 
-    fn outcomes(wins: usize, games: usize, f1: f64) -> Vec<GameOutcome> {
-        (0..games)
-            .map(|index| GameOutcome {
-                instance: format!("B{:02}", index % 18 + 1),
-                seed_index: (index / 18) as u32,
-                won: index < wins,
-                f1,
-                shots: 30,
-                questions: 2,
-                revisions: 1,
-                llm_turns: u32::from(index == 0),
-                turns: 32,
+    fn rate() -> MetricSpec {
+        MetricSpec::new(
+            "won",
+            MetricKind::Rate,
+            Better::Higher,
+            MetricRole::Primary,
+            "",
+        )
+    }
+
+    fn samples(values: &[f64]) -> Vec<Sample> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Sample {
+                key: UnitKey {
+                    instance: format!("i{}", i % 3),
+                    seed: (i / 3) as u64,
+                    replicate: 0,
+                },
+                values: vec![Some(v)],
             })
             .collect()
     }
 
-    fn layers(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
+    #[test]
+    fn summaries_follow_the_metric_kind() {
+        let s = summarize(&rate(), &samples(&[1.0, 0.0, 1.0, 1.0]), 0);
+        assert_eq!((s.n, s.successes), (4, Some(3)));
+        assert!((s.value.estimate - 0.75).abs() < 1e-12);
+        let mean = MetricSpec::new("f", MetricKind::Mean, Better::Higher, MetricRole::Info, "");
+        let s = summarize(&mean, &samples(&[0.2, 0.4]), 0);
+        assert!((s.value.estimate - 0.3).abs() < 1e-12);
+        assert_eq!(s.successes, None);
     }
 
     #[test]
-    fn rows_count_wins_and_rates() {
-        let row = row("L1", &layers(&["belief"]), &outcomes(27, 54, 0.5));
-        assert_eq!((row.games, row.wins), (54, 27));
-        assert!((row.win_rate - 0.5).abs() < 1e-12);
-        assert!((row.questions_per_game - 2.0).abs() < 1e-12);
-        assert!((row.llm_rate - 1.0 / (54.0 * 32.0)).abs() < 1e-12);
-        assert!((row.f1_mean - 0.5).abs() < 1e-12);
+    fn contrasts_pair_on_common_units_only() {
+        let treatment = samples(&[1.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
+        // The baseline lacks the last unit: five pairs.
+        let baseline = samples(&[0.0, 1.0, 0.0, 0.0, 0.0]);
+        let c = contrast(&rate(), &treatment, &baseline, 0);
+        assert_eq!(c.pairs, 5);
+        assert_eq!(c.discordant, Some((3, 0)));
+        assert!((c.difference.estimate - 0.6).abs() < 1e-12);
+        assert!((c.p_value.unwrap() - 0.25).abs() < 1e-12);
     }
 
     #[test]
     fn the_largest_single_positive_marginal_is_heavy_lifting() {
-        let mut rows = vec![
-            row("L1", &layers(&["belief"]), &outcomes(27, 54, 0.52)),
-            row(
-                "L1-L2",
-                &layers(&["belief", "planning"]),
-                &outcomes(40, 54, 0.54),
-            ),
-            row(
-                "L1-L3",
-                &layers(&["belief", "planning", "reflection"]),
-                &outcomes(31, 54, 0.58),
-            ),
-        ];
-        add_marginals(&mut rows);
-        assert_eq!(rows[0].marginal, None);
+        let m = |layer: &str, primary: f64, secondary: f64| LayerMarginal {
+            layer: layer.into(),
+            primary,
+            secondary: Some(secondary),
+        };
+        let marginals = vec![m("planning", 0.24, 0.017), m("reflection", -0.17, 0.013)];
         assert_eq!(
-            rows[1].marginal.as_ref().map(|m| m.layer.as_str()),
-            Some("planning")
+            verdict(&marginals, Better::Higher),
+            Verdict::HeavyLifting {
+                layer: "planning".into(),
+                marginal: 0.24
+            }
         );
-        match verdict(&rows) {
-            Verdict::HeavyLifting { layer, .. } => assert_eq!(layer, "planning"),
-            other => panic!("unexpected verdict {other:?}"),
-        }
-        // Reflection lowers the win rate but raises F1: the metrics disagree on its rank.
         assert_eq!(
-            rank_disagreements(&rows),
+            rank_disagreements(&marginals, Better::Higher, Better::Higher),
+            vec![]
+        );
+        // For a cost-like primary metric, the larger decrease wins.
+        assert!(matches!(
+            verdict(&marginals, Better::Lower),
+            Verdict::HeavyLifting { ref layer, .. } if layer == "reflection"
+        ));
+        let disagree = vec![m("a", 0.2, 0.01), m("b", 0.1, 0.05)];
+        assert_eq!(
+            rank_disagreements(&disagree, Better::Higher, Better::Higher),
             vec![RankDisagreement {
-                by_win_rate: "planning".into(),
-                by_f1: "reflection".into()
+                by_primary: "a".into(),
+                by_secondary: "b".into()
             }]
         );
+        let tie = vec![m("a", 0.1, 0.0), m("b", 0.1, 0.0)];
+        assert!(matches!(verdict(&tie, Better::Higher), Verdict::Tie { .. }));
+        assert_eq!(
+            verdict(&[m("a", -0.1, 0.0)], Better::Higher),
+            Verdict::NoPositiveMarginal
+        );
+        assert_eq!(verdict(&[], Better::Higher), Verdict::NoMarginals);
     }
 
     #[test]
-    fn ties_and_no_improvement_are_not_heavy_lifting() {
-        let mut rows = vec![
-            row("L1", &layers(&["a"]), &outcomes(10, 20, 0.5)),
-            row("L1-L2", &layers(&["a", "b"]), &outcomes(12, 20, 0.5)),
-            row("L1-L3", &layers(&["a", "b", "c"]), &outcomes(14, 20, 0.5)),
-        ];
-        add_marginals(&mut rows);
-        assert!(matches!(verdict(&rows), Verdict::Tie { ref layers, .. } if layers.len() == 2));
-        let mut flat = vec![
-            row("L1", &layers(&["a"]), &outcomes(10, 20, 0.5)),
-            row("L1-L2", &layers(&["a", "b"]), &outcomes(9, 20, 0.5)),
-        ];
-        add_marginals(&mut flat);
-        assert_eq!(verdict(&flat), Verdict::NoPositiveMarginal);
-    }
-    #[test]
-    fn instance_effects_are_mean_differences_per_instance() {
-        let game = |instance: &str, seed: u32, won: bool, f1: f64| GameOutcome {
-            instance: instance.into(),
-            seed_index: seed,
-            won,
-            f1,
-            shots: 30,
-            questions: 0,
-            revisions: 0,
-            llm_turns: 0,
-            turns: 30,
-        };
-        let baseline = vec![
-            game("B02", 0, false, 0.4),
-            game("B02", 1, true, 0.6),
-            game("B01", 0, true, 0.7),
-            game("B09", 0, true, 0.7),
-        ];
-        let treatment = vec![
-            game("B01", 0, false, 0.5),
-            game("B02", 0, true, 0.8),
-            game("B02", 1, true, 0.8),
-        ];
-        let effects = instance_effects(&baseline, &treatment);
+    fn instance_effects_are_paired_per_instance() {
+        let treatment = samples(&[1.0, 0.5, 0.0, 1.0]);
+        let baseline = samples(&[0.0, 0.5, 0.0]);
+        let effects = instance_effects(&treatment, &baseline, 0);
         let names: Vec<&str> = effects.iter().map(|e| e.instance.as_str()).collect();
-        assert_eq!(names, vec!["B02", "B01"], "B09 has no treatment games");
-        assert!((effects[0].delta_f1 - 0.3).abs() < 1e-12);
-        assert_eq!(effects[0].delta_wins, 1);
-        assert_eq!(
-            (effects[0].baseline_games, effects[0].treatment_games),
-            (2, 2)
-        );
-        assert!((effects[1].delta_f1 + 0.2).abs() < 1e-12);
-        assert_eq!(effects[1].delta_wins, -1);
+        assert_eq!(names, vec!["i0", "i1", "i2"]);
+        assert_eq!(effects[0].pairs, 1, "the baseline has no seed 1 of i0");
+        assert!((effects[0].difference.estimate - 1.0).abs() < 1e-12);
+        assert!(effects[1].difference.estimate.abs() < 1e-12);
     }
 }

@@ -1,15 +1,16 @@
-//! Statistics for experiments: Wilson score intervals, seeded bootstrap intervals and EMAs.
+//! Statistics for experiments: Wilson score intervals, seeded bootstrap intervals (plain and
+//! paired), McNemar's exact test and EMAs.
 //!
 //! Everything here is deterministic: the bootstrap draws from a generator seeded by the caller,
 //! so the same inputs and seed always give the same interval.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
 
 /// A two-sided interval around a point estimate.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// The point estimate.
     pub estimate: f64,
@@ -107,6 +108,38 @@ pub fn bootstrap_mean(values: &[f64], resamples: usize, level: f64, seed: u64) -
     }
 }
 
+/// A percentile-bootstrap interval for the mean difference `treatment[i] - baseline[i]` of
+/// paired observations: each resample draws pairs, not the two sides independently, so what the
+/// two sides share (the instance, the seed) cancels out of the interval.
+///
+/// The slices must have equal lengths; extra elements of the longer one are ignored.
+pub fn paired_bootstrap(
+    treatment: &[f64],
+    baseline: &[f64],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Interval {
+    let differences: Vec<f64> = treatment.iter().zip(baseline).map(|(t, b)| t - b).collect();
+    bootstrap_mean(&differences, resamples, level, seed)
+}
+
+/// McNemar's exact two-sided test for paired binary outcomes: `b` pairs where only the
+/// treatment succeeded, `c` where only the baseline did. Under the null hypothesis that both
+/// are equally likely, the smaller count is binomial with `b + c` trials and probability ½; the
+/// p-value is twice its lower tail, at most 1. With no discordant pair the p-value is 1.
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    // The probability ½ is valid, so the constructor cannot fail; 1.0 is the safe answer.
+    match Binomial::new(0.5, n) {
+        Ok(binomial) => (2.0 * binomial.cdf(b.min(c))).min(1.0),
+        Err(_) => 1.0,
+    }
+}
+
 /// An exponential moving average: the first value is taken as is, then
 /// `next = (1 - alpha) * previous + alpha * value`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -183,6 +216,31 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.lo < a.estimate && a.estimate < a.hi, "{a:?}");
         assert!(a.hi - a.lo < 0.2, "{a:?}");
+    }
+
+    #[test]
+    fn paired_intervals_cancel_what_the_pairs_share() {
+        // Large per-pair differences in level, a constant treatment effect of 0.1.
+        let baseline: Vec<f64> = (0..40).map(|i| (i % 10) as f64 / 10.0).collect();
+        let treatment: Vec<f64> = baseline.iter().map(|b| b + 0.1).collect();
+        let paired = paired_bootstrap(&treatment, &baseline, 2000, 0.95, 3);
+        assert!((paired.estimate - 0.1).abs() < 1e-12);
+        assert!(paired.hi - paired.lo < 1e-9, "{paired:?}");
+        // Unpaired, the same data give a wide interval for the difference of means.
+        let t = bootstrap_mean(&treatment, 2000, 0.95, 3);
+        let b = bootstrap_mean(&baseline, 2000, 0.95, 4);
+        assert!(t.hi - t.lo > 0.1 && b.hi - b.lo > 0.1);
+    }
+
+    #[test]
+    fn mcnemar_matches_the_binomial_tail() {
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        assert_eq!(mcnemar_exact(3, 3), 1.0);
+        // 10 discordant pairs all one way: 2 * 0.5^10.
+        assert!((mcnemar_exact(10, 0) - 2.0 / 1024.0).abs() < 1e-12);
+        // b = 1, c = 9: 2 * (1 + 10) / 1024.
+        assert!((mcnemar_exact(1, 9) - 22.0 / 1024.0).abs() < 1e-12);
+        assert_eq!(mcnemar_exact(1, 9), mcnemar_exact(9, 1));
     }
 
     #[test]

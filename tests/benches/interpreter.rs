@@ -9,7 +9,7 @@
 #![allow(missing_docs)]
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use harness_runtime::{Agent, GameKind, Limits, Machine, RngStreams, Switches};
+use harness_runtime::{Agent, GameKind, GameOptions, Limits, Machine, RngStreams, Switches};
 use harness_search::LineSearch;
 use harness_tests::search_example::{self as search_ir, Variant, natives};
 
@@ -95,7 +95,7 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let game = LineSearch
-        .start("n100-p20", &RngStreams::new(1))
+        .start("n100-p20", &GameOptions::default(), &RngStreams::new(1))
         .unwrap_or_else(|e| panic!("{e}"));
     let mut group = c.benchmark_group("decide_100_previews");
     group.sample_size(10);

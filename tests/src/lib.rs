@@ -15,21 +15,9 @@ use std::fmt::Write;
 use harness_compiler::signatures::SignatureSet;
 use harness_compiler::{Diagnostic, Severity, Workspace};
 
-/// The signatures the command line uses: the prelude (the one builtin registry), the runtime's
-/// preview methods and the games' bindings.
+/// The signatures the command line uses: those of the standard game registry.
 pub fn signatures() -> SignatureSet {
-    let mut set = harness_stdlib::prelude::signatures();
-    set.extend(harness_runtime::signatures());
-    set.extend(harness_battleship::bindings::signatures());
-    set.game(harness_runtime::GameKind::bindings(
-        &harness_search::LineSearch,
-    ));
-    for domain in harness_mci::suite::Domain::ALL {
-        set.game(harness_runtime::GameKind::bindings(
-            &harness_mci::game::Mci(domain),
-        ));
-    }
-    set
+    harness::games::Registry::standard().signatures()
 }
 
 /// Checks one file on its own and returns its diagnostics.

@@ -15,7 +15,7 @@ use harness_compiler::Workspace;
 use harness_compiler::ir::Program;
 use harness_runtime::EpisodeResult;
 use harness_runtime::{
-    Event, EventKind, GameKind, Limits, LlmHost, Machine, RngStreams, Switches, Value,
+    Event, EventKind, GameKind, GameOptions, Limits, LlmHost, Machine, RngStreams, Switches, Value,
     run_episode_with_llm, to_json_lines,
 };
 use harness_stdlib::llm::{
@@ -41,7 +41,7 @@ fn program() -> Arc<Program> {
 /// A machine for the given layers. A confidence threshold of 1.0 (the paper's L4 setting) opens
 /// the revision gate often; few particles keep the games quick.
 fn machine(layers: &[&str]) -> Machine {
-    let kind = harness_battleship::play::Battleship::new(harness_battleship::Protocol::Paper);
+    let kind = harness_battleship::play::Battleship;
     let mut natives = harness_stdlib::prelude::natives();
     natives.extend(&kind.natives());
     let switches = Switches {
@@ -51,6 +51,7 @@ fn machine(layers: &[&str]) -> Machine {
             ("particles".into(), "60".into()),
             ("confidence_threshold".into(), "1.0".into()),
         ],
+        set_json: Vec::new(),
     };
     Machine::new(program(), natives, &switches, Limits::default()).expect("the machine starts")
 }
@@ -63,9 +64,9 @@ const SEED: u64 = 1;
 
 /// Plays board B03, seed 1.
 fn play(machine: &Machine, host: Option<&dyn LlmHost>) -> EpisodeResult {
-    let kind = harness_battleship::play::Battleship::new(harness_battleship::Protocol::Paper);
+    let kind = harness_battleship::play::Battleship;
     let mut game = kind
-        .start("B03", &RngStreams::new(SEED))
+        .start("B03", &GameOptions::default(), &RngStreams::new(SEED))
         .expect("the board exists");
     let result = run_episode_with_llm(machine, game.as_mut(), host);
     assert!(

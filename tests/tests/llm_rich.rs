@@ -123,7 +123,13 @@ fn play(reply: &str) -> (Vec<(String, Value)>, Vec<String>, String) {
         inner: ClientHost::new(client, 0),
         systems: Mutex::new(Vec::new()),
     };
-    let mut game = kind.start("n16-p10", &RngStreams::new(0)).unwrap();
+    let mut game = kind
+        .start(
+            "n16-p10",
+            &harness_runtime::GameOptions::default(),
+            &RngStreams::new(0),
+        )
+        .unwrap();
     let result = run_episode_with_llm(&machine, game.as_mut(), Some(&host));
     assert!(result.error.is_none(), "{:?}", result.error);
     let patches = result
@@ -281,7 +287,13 @@ fn play_retrying(reply: &str) -> (Vec<(u32, String)>, Vec<Vec<String>>, Value) {
         inner: ClientHost::new(client, 0),
         seen: Mutex::new(Vec::new()),
     };
-    let mut game = kind.start("n16-p10", &RngStreams::new(0)).unwrap();
+    let mut game = kind
+        .start(
+            "n16-p10",
+            &harness_runtime::GameOptions::default(),
+            &RngStreams::new(0),
+        )
+        .unwrap();
     let result = run_episode_with_llm(&machine, game.as_mut(), Some(&host));
     assert!(result.error.is_none(), "{:?}", result.error);
     let attempts = result

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use harness_compiler::Workspace;
 use harness_compiler::ir::Program;
 use harness_runtime::{
-    EpisodeResult, Event, EventKind, GameKind, Limits, LlmHost, Machine, RngStreams, Switches,
-    run_episode_with_llm, to_json_lines,
+    EpisodeResult, Event, EventKind, GameKind, GameOptions, Limits, LlmHost, Machine, RngStreams,
+    Switches, run_episode_with_llm, to_json_lines,
 };
 use harness_stdlib::llm::{
     CallMode, CallStore, ClientHost, ClientOptions, Decoding, DirStore, LlmClient, Persona,
@@ -64,9 +64,7 @@ impl Game {
 
     fn kind(self) -> Box<dyn GameKind> {
         match self {
-            Game::Battleship => Box::new(harness_battleship::play::Battleship::new(
-                harness_battleship::Protocol::Paper,
-            )),
+            Game::Battleship => Box::new(harness_battleship::play::Battleship),
             Game::Search => Box::new(harness_search::LineSearch),
         }
     }
@@ -87,6 +85,7 @@ impl Game {
             layers: None,
             without: Vec::new(),
             set,
+            set_json: Vec::new(),
         };
         Machine::new(self.program(), natives, &switches, Limits::default())
             .expect("the machine starts")
@@ -102,7 +101,11 @@ impl Game {
     fn play(self, machine: &Machine, host: Option<&dyn LlmHost>, seed: u64) -> EpisodeResult {
         let mut game = self
             .kind()
-            .start(self.instance(), &RngStreams::new(seed))
+            .start(
+                self.instance(),
+                &GameOptions::default(),
+                &RngStreams::new(seed),
+            )
             .expect("the instance exists");
         let result = run_episode_with_llm(machine, game.as_mut(), host);
         assert!(result.error.is_none(), "{:?}", result.error);

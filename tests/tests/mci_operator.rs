@@ -8,8 +8,8 @@ use harness_compiler::ir::Program;
 use harness_mci::game::Mci;
 use harness_mci::suite::Domain;
 use harness_runtime::{
-    EndReason, EpisodeResult, EventKind, GameKind, Limits, Machine, RngStreams, Switches, Value,
-    run_episode, to_json_lines,
+    EndReason, EpisodeResult, EventKind, GameKind, GameOptions, Limits, Machine, RngStreams,
+    Switches, Value, run_episode, to_json_lines,
 };
 
 const LEVELS: [&str; 5] = ["k1", "k2", "k3", "k4", "k5"];
@@ -44,7 +44,7 @@ fn run(program: &Arc<Program>, domain: Domain, level: usize, task: &str) -> Epis
     let machine = Machine::new(program.clone(), natives, &switches, Limits::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let mut game = Mci(domain)
-        .start(task, &RngStreams::new(1))
+        .start(task, &GameOptions::default(), &RngStreams::new(1))
         .unwrap_or_else(|e| panic!("{e}"));
     run_episode(&machine, game.as_mut())
 }

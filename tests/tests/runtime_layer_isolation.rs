@@ -221,6 +221,7 @@ fn trace(
         layers: None,
         without: without.to_vec(),
         set: vec![],
+        set_json: vec![],
     };
     let Ok(machine) = Machine::new(
         program.clone(),

@@ -3,8 +3,8 @@
 //! makes ending in located runtime diagnostics.
 
 use harness_runtime::{
-    EndReason, EpisodeResult, EventKind, GameKind, Limits, Machine, RngStreams, Switches,
-    run_episode, to_json_lines,
+    EndReason, EpisodeResult, EventKind, GameKind, GameOptions, Limits, Machine, RngStreams,
+    Switches, run_episode, to_json_lines,
 };
 use harness_search::LineSearch;
 use harness_tests::search_example::{self as search_ir, Variant, natives, text_at};
@@ -17,6 +17,7 @@ fn switches(layers: Option<&[&str]>, without: &[&str], set: &[(&str, &str)]) -> 
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        set_json: Vec::new(),
     }
 }
 
@@ -29,7 +30,7 @@ fn run(variant: Variant, switches: &Switches, instance: &str, seed: u64) -> Epis
     )
     .unwrap_or_else(|e| panic!("setup failed: {e}"));
     let mut game = LineSearch
-        .start(instance, &RngStreams::new(seed))
+        .start(instance, &GameOptions::default(), &RngStreams::new(seed))
         .unwrap_or_else(|e| panic!("{e}"));
     run_episode(&machine, game.as_mut())
 }

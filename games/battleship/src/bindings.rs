@@ -172,7 +172,6 @@ mod tests {
 
     use harness_runtime::GameKind;
 
-    use crate::game::Protocol;
     use crate::play::Battleship;
 
     #[test]
@@ -188,7 +187,7 @@ mod tests {
             .iter()
             .map(|builtin| builtin.name.clone())
             .collect();
-        let natives = Battleship::new(Protocol::Paper).natives();
+        let natives = Battleship.natives();
         let implemented: BTreeSet<String> = natives.names().map(str::to_owned).collect();
         assert_eq!(declared, implemented);
     }

@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
-    Effect, Game as RuntimeGame, GameKind, NativeCtx, NativeError, Natives, Observation, Opaque,
-    RngStreams, Value,
+    Effect, Game as RuntimeGame, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec,
+    NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType, RngStreams,
+    Value,
 };
 
 use crate::belief::{
@@ -38,46 +39,133 @@ pub const GRAND_SEEDS: [i64; 3] = [42, 111, 1337];
 /// The flip probability a belief assumes in the grand protocol, whose spotter is truthful.
 pub const GRAND_MODEL_EPSILON: f64 = 0.1;
 
-/// Battleship under one protocol: the factory of episodes.
-#[derive(Clone, Copy, Debug)]
-pub struct Battleship {
-    protocol: Protocol,
+/// The name in `use game battleship`.
+pub const NAME: &str = "battleship";
+
+/// Battleship: the factory of episodes under either protocol.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Battleship;
+
+/// The protocol named by the `protocol` option (the paper's when it is absent).
+pub fn protocol_of(options: &GameOptions) -> Result<Protocol, String> {
+    match options.get("protocol") {
+        None | Some("paper") => Ok(Protocol::Paper),
+        Some("grand") => Ok(Protocol::Grand),
+        Some(other) => Err(format!(
+            "unknown protocol `{other}`; the protocols are paper and grand"
+        )),
+    }
 }
 
-impl Battleship {
-    /// The game under `protocol`.
-    pub fn new(protocol: Protocol) -> Self {
-        Self { protocol }
+/// The option that selects the protocol's value.
+fn protocol_name(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Paper => "paper",
+        Protocol::Grand => "grand",
     }
+}
 
-    fn board(&self, instance: &str) -> Result<Board, String> {
-        let unknown = || {
-            format!(
-                "unknown board `{instance}`: the boards are B01 to B18 (e.g. `--boards B01,B07`)"
+fn board(protocol: Protocol, instance: &str) -> Result<Board, String> {
+    let unknown = || {
+        format!(
+            "unknown board `{instance}`: the boards are B01 to B18 (e.g. `--instances B01,B07`)"
+        )
+    };
+    let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
+    match protocol {
+        Protocol::Paper => paper::paper_board(index).ok_or_else(unknown),
+        Protocol::Grand => grand::grand_board(index)
+            .ok_or_else(unknown)?
+            .map_err(|error| format!("board `{instance}` does not parse: {error}")),
+    }
+}
+
+/// The game's experiment surface: its metrics, its two board suites and the protocol option.
+pub fn manifest() -> GameManifest {
+    use harness_runtime::{Better::*, MetricKind::*, MetricRole::*};
+    let suite = |protocol: Protocol, doc: &str| InstanceSet {
+        name: protocol_name(protocol).to_string(),
+        doc: doc.to_string(),
+        instances: paper::PAPER_BOARD_IDS
+            .iter()
+            .map(|id| id.to_string())
+            .collect(),
+        implies: vec![("protocol".to_string(), protocol_name(protocol).to_string())],
+    };
+    GameManifest {
+        metrics: vec![
+            MetricSpec::new(
+                "won",
+                Rate,
+                Higher,
+                Primary,
+                "Whether every ship cell was hit within the shot budget.",
             )
-        };
-        match self.protocol {
-            Protocol::Paper => {
-                let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
-                paper::paper_board(index).ok_or_else(unknown)
-            }
-            Protocol::Grand => {
-                let index = paper::paper_board_index(instance).ok_or_else(unknown)?;
-                grand::grand_board(index)
-                    .ok_or_else(unknown)?
-                    .map_err(|error| format!("board `{instance}` does not parse: {error}"))
-            }
-        }
+            .labelled("win rate")
+            .counted("wins"),
+            MetricSpec::new(
+                "f1",
+                Mean,
+                Higher,
+                Secondary,
+                "F1 of the shots against the ship cells.",
+            )
+            .labelled("F1"),
+            MetricSpec::new("shots", Count, Lower, Cost, "Shots fired."),
+            MetricSpec::new("questions", Count, Lower, Cost, "Questions asked.").labelled("quest"),
+            MetricSpec::new("precision", Mean, Higher, Info, "Hits over shots.").hidden(),
+            MetricSpec::new(
+                "recall",
+                Mean,
+                Higher,
+                Info,
+                "Ship cells hit over ship cells.",
+            )
+            .hidden(),
+            MetricSpec::new("hits", Count, Higher, Info, "Shots that hit a ship.").hidden(),
+            MetricSpec::new(
+                "ship_cells",
+                Count,
+                Neither,
+                Info,
+                "Cells covered by ships.",
+            )
+            .hidden(),
+        ],
+        instance_sets: vec![
+            suite(
+                Protocol::Paper,
+                "The seed paper's 18 boards (the reference's generateBoard(1001..1018)), played \
+                 with a spotter who lies with probability 0.1; seeds are the reference's replicates.",
+            ),
+            suite(
+                Protocol::Grand,
+                "Grand et al.'s 18 boards, played with a truthful spotter who reveals the hit \
+                 ship's colour; seeds 0, 1, 2 are their replicate seeds 42, 111 and 1337.",
+            ),
+        ],
+        options: vec![OptionSpec {
+            name: "protocol".to_string(),
+            doc: "The rules of play and the board suite: `paper` (the seed paper's) or `grand` \
+                  (Grand et al.'s)."
+                .to_string(),
+            ty: OptionType::Choice(vec!["paper".to_string(), "grand".to_string()]),
+            default: "paper".to_string(),
+        }],
     }
 }
 
 impl GameKind for Battleship {
     fn name(&self) -> &str {
-        "battleship"
+        NAME
     }
 
-    fn instances(&self) -> Vec<String> {
-        (1..=18).map(|index| format!("B{index:02}")).collect()
+    fn about(&self) -> &str {
+        "Noisy collaborative Battleship: find the ships on an 8x8 board with shots and yes/no questions."
+    }
+
+    fn manifest(&self) -> GameManifest {
+        manifest()
     }
 
     fn bindings(&self) -> GameSig {
@@ -88,10 +176,16 @@ impl GameKind for Battleship {
         natives()
     }
 
-    fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn RuntimeGame>, String> {
-        let board = self.board(instance)?;
+    fn start(
+        &self,
+        instance: &str,
+        options: &GameOptions,
+        streams: &RngStreams,
+    ) -> Result<Box<dyn RuntimeGame>, String> {
+        let protocol = protocol_of(options)?;
+        let board = board(protocol, instance)?;
         let seed_index = streams.seed();
-        let (game_seed, spotter, epsilon) = match self.protocol {
+        let (game_seed, spotter, epsilon) = match protocol {
             Protocol::Paper => {
                 let seed = paper::game_seed(instance, seed_index as usize);
                 (seed, Spotter::paper(seed), crate::game::PAPER_EPSILON)
@@ -107,11 +201,21 @@ impl GameKind for Battleship {
             }
         };
         Ok(Box::new(Episode {
-            game: Game::new(board, self.protocol, spotter),
+            game: Game::new(board, protocol, spotter),
             game_seed,
             epsilon,
             pending: Vec::new(),
             version: 0,
+        }))
+    }
+
+    fn describe_instance(
+        &self,
+        instance: &str,
+        options: &GameOptions,
+    ) -> Option<Result<String, String>> {
+        Some(protocol_of(options).and_then(|protocol| {
+            crate::render::render_instance(protocol, instance).map_err(|error| error.to_string())
         }))
     }
 }

@@ -39,40 +39,46 @@ pub fn render_board(title: &str, board: &Board) -> String {
     out
 }
 
-/// Renders all 18 boards of a protocol, separated by blank lines (the body of
-/// `harness battleship boards --protocol paper|grand`). Paper titles list the three game seeds;
-/// grand titles the shared seeds 42, 111, 1337.
-pub fn render_suite(protocol: Protocol) -> Result<String, ParseBoardError> {
-    let mut parts = Vec::with_capacity(18);
+/// Renders one board of a protocol's suite under a title that names the suite and its game
+/// seeds: the paper's three replicate seeds of that board, or Grand et al.'s shared seeds.
+pub fn render_instance(protocol: Protocol, id: &str) -> Result<String, String> {
+    let index = crate::paper::paper_board_index(id)
+        .ok_or_else(|| format!("unknown board `{id}`: the boards are B01 to B18"))?;
     match protocol {
         Protocol::Paper => {
-            for (i, id) in PAPER_BOARD_IDS.iter().enumerate() {
-                let seeds: Vec<String> = (0..SEEDS_PER_BOARD)
-                    .map(|k| game_seed(id, k).to_string())
-                    .collect();
-                let title = format!(
-                    "{id} paper, generateBoard({}), seeds {}",
-                    1001 + i,
-                    seeds.join(", ")
-                );
-                // The suite boards always generate; a failure would be a generator bug.
-                if let Some(board) = paper_board(i) {
-                    parts.push(render_board(&title, &board));
-                }
-            }
+            let seeds: Vec<String> = (0..SEEDS_PER_BOARD)
+                .map(|k| game_seed(id, k).to_string())
+                .collect();
+            let title = format!(
+                "{id} paper, generateBoard({}), seeds {}",
+                1001 + index,
+                seeds.join(", ")
+            );
+            let board = paper_board(index)
+                .ok_or_else(|| format!("board `{id}` does not generate (a generator bug)"))?;
+            Ok(render_board(&title, &board))
         }
         Protocol::Grand => {
-            for (i, id) in GRAND_BOARD_IDS.iter().enumerate() {
-                if let Some(board) = grand_board(i) {
-                    parts.push(render_board(
-                        &format!("{id} grand, seeds 42, 111, 1337"),
-                        &board?,
-                    ));
-                }
-            }
+            let board = grand_board(index)
+                .ok_or_else(|| format!("unknown board `{id}`"))?
+                .map_err(|error: ParseBoardError| {
+                    format!("board `{id}` does not parse: {error}")
+                })?;
+            Ok(render_board(
+                &format!("{} grand, seeds 42, 111, 1337", GRAND_BOARD_IDS[index]),
+                &board,
+            ))
         }
     }
-    Ok(parts.join("\n"))
+}
+
+/// Renders all 18 boards of a protocol, separated by blank lines.
+pub fn render_suite(protocol: Protocol) -> Result<String, String> {
+    let parts: Result<Vec<String>, String> = PAPER_BOARD_IDS
+        .iter()
+        .map(|id| render_instance(protocol, id))
+        .collect();
+    Ok(parts?.join("\n"))
 }
 
 #[cfg(test)]

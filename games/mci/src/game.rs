@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
-use harness_runtime::{Effect, Game, GameKind, Natives, Observation, RngStreams, Value};
+use harness_runtime::{
+    Effect, Game, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec, Natives,
+    Observation, RngStreams, Value,
+};
 
 use crate::knowledge::Doc;
 use crate::suite::Domain;
@@ -173,24 +176,135 @@ pub fn registry(domain: Domain, level: u8) -> BTreeSet<String> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mci(pub Domain);
 
+impl Mci {
+    /// One sentence on the game.
+    fn doc(&self) -> &'static str {
+        match self.0 {
+            Domain::Cooling => {
+                "Operate a liquid-cooling loop of 20 cold plates: one task per episode."
+            }
+            Domain::Grid => "Operate the IEEE 14-bus grid through a day: one task per episode.",
+        }
+    }
+}
+
 impl GameKind for Mci {
     fn name(&self) -> &str {
         self.0.name()
     }
 
-    fn instances(&self) -> Vec<String> {
-        self.0.tasks().iter().map(|t| t.id.clone()).collect()
+    fn about(&self) -> &str {
+        self.doc()
+    }
+
+    fn manifest(&self) -> GameManifest {
+        use harness_runtime::{Better::*, MetricKind::*, MetricRole::*};
+        let tasks = self.0.tasks();
+        let set = |name: &str, doc: &str, split: Option<&str>| InstanceSet {
+            name: name.to_string(),
+            doc: doc.to_string(),
+            instances: tasks
+                .iter()
+                .filter(|t| split.is_none_or(|s| t.split().name() == s))
+                .map(|t| t.id.clone())
+                .collect(),
+            implies: Vec::new(),
+        };
+        GameManifest {
+            metrics: vec![
+                MetricSpec::new(
+                    "score",
+                    Mean,
+                    Higher,
+                    Primary,
+                    "The rule grader's score of the answer, in [0, 1].",
+                ),
+                MetricSpec::new(
+                    "answered",
+                    Rate,
+                    Higher,
+                    Secondary,
+                    "Whether an answer was submitted.",
+                ),
+                MetricSpec::new(
+                    "self_check",
+                    Rate,
+                    Higher,
+                    Info,
+                    "Whether the executor's self-check passed.",
+                )
+                .hidden(),
+                MetricSpec::new("tool_calls", Count, Lower, Cost, "Tool calls made.")
+                    .labelled("calls"),
+                MetricSpec::new(
+                    "observation_bytes",
+                    Count,
+                    Lower,
+                    Cost,
+                    "Bytes of tool results returned.",
+                )
+                .hidden(),
+                MetricSpec::new(
+                    "tokens",
+                    Count,
+                    Lower,
+                    Cost,
+                    "Tokens of schemas, calls and results (bytes / 4).",
+                )
+                .hidden(),
+                MetricSpec::new(
+                    "sim_steps",
+                    Count,
+                    Lower,
+                    Cost,
+                    "Simulator steps the tools ran.",
+                )
+                .hidden(),
+            ],
+            instance_sets: vec![
+                set("all", "Every task: 12 classes × 10 tasks.", None),
+                set(
+                    "construction",
+                    "The construction split, from which the map is built.",
+                    Some("construction"),
+                ),
+                set(
+                    "test",
+                    "The test split, on which policies are evaluated.",
+                    Some("test"),
+                ),
+            ],
+            options: Vec::new(),
+        }
+    }
+
+    fn describe_instance(
+        &self,
+        instance: &str,
+        _options: &GameOptions,
+    ) -> Option<Result<String, String>> {
+        let task = self.0.tasks().iter().find(|t| t.id == instance);
+        Some(task.map_or_else(
+            || Err(format!("no task `{instance}` in {}", self.0.name())),
+            |task| {
+                Ok(format!(
+                    "{} {} {} {} {} t={}{}: {}\n",
+                    task.id,
+                    task.class,
+                    task.split().name(),
+                    task.family,
+                    task.scenario,
+                    task.t_now,
+                    self.0.time_unit(),
+                    task.prompt
+                ))
+            },
+        ))
     }
 
     fn bindings(&self) -> GameSig {
         let domain = self.0;
-        let doc = match domain {
-            Domain::Cooling => {
-                "Operate a liquid-cooling loop of 20 cold plates: one task per episode."
-            }
-            Domain::Grid => "Operate the IEEE 14-bus grid through a day: one task per episode.",
-        };
-        let mut sig = GameSig::new(domain.name(), doc);
+        let mut sig = GameSig::new(domain.name(), self.doc());
         sig.query("task_id: String", "The task's id.", "game.task_id")
             .query(
                 "task_class: String",
@@ -303,7 +417,12 @@ impl GameKind for Mci {
         Natives::new()
     }
 
-    fn start(&self, instance: &str, _streams: &RngStreams) -> Result<Box<dyn Game>, String> {
+    fn start(
+        &self,
+        instance: &str,
+        _options: &GameOptions,
+        _streams: &RngStreams,
+    ) -> Result<Box<dyn Game>, String> {
         // Every episode replays its scenario exactly (the paper's D.5): the seed changes
         // nothing the game does, only what a harness draws from its own streams.
         Episode::new(self.0, instance).map(|e| Box::new(e) as Box<dyn Game>)
@@ -482,13 +601,13 @@ impl Episode {
             version: 0,
             pending: Vec::new(),
         };
-        episode.provision(&registry(domain, 5));
+        episode.set_registry(&registry(domain, 5));
         Ok(episode)
     }
 
     /// Restricts the episode to the tools named (a level's registry); any other tool is
     /// refused. The cost proxy charges the schema of exactly these tools on every call.
-    pub fn provision(&mut self, names: &BTreeSet<String>) {
+    pub fn set_registry(&mut self, names: &BTreeSet<String>) {
         self.provisioned = names.clone();
         self.schema_bytes = tools(self.domain)
             .iter()
@@ -850,6 +969,18 @@ impl Game for Episode {
         self.submission.is_some() || self.out_of_budget
     }
 
+    /// The registry is the ungated answer tools plus the gated tools the enabled layers
+    /// `uses`: a K3 stack is offered exactly K3's tools, as the paper's level-K process is
+    /// built with K's registry only (C.3).
+    fn provision(&mut self, provided: &BTreeSet<String>) {
+        let names = tools(self.domain)
+            .into_iter()
+            .filter(|t| t.level == 1 || provided.contains(t.name))
+            .map(|t| t.name.to_owned())
+            .collect();
+        self.set_registry(&names);
+    }
+
     fn metrics(&self) -> BTreeMap<String, Value> {
         let t = self.task;
         let sub = self.submission.as_ref();
@@ -928,7 +1059,7 @@ mod tests {
     #[test]
     fn an_unprovisioned_tool_is_refused_and_a_submission_is_scored() {
         let mut e = Episode::new(Domain::Grid, "grid.I-N-S.00").unwrap_or_else(|e| panic!("{e}"));
-        e.provision(&registry(Domain::Grid, 3));
+        e.set_registry(&registry(Domain::Grid, 3));
         e.apply(&effect(
             "power_flow",
             vec![list_str::<&str>(&[]), list_float(&[])],

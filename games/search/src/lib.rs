@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
-    Effect, Game, GameKind, Natives, Observation, RngStreams, Stream, Value, VariantValue,
+    Effect, Game, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec, Natives,
+    Observation, RngStreams, Stream, Value, VariantValue,
 };
 
 /// The name in `use game search`.
@@ -53,16 +54,54 @@ pub fn direction(index: u32) -> Value {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LineSearch;
 
+/// The game's experiment surface: whether the target was found, the score and the probes.
+pub fn manifest() -> GameManifest {
+    use harness_runtime::{Better::*, MetricKind::*, MetricRole::*};
+    GameManifest {
+        metrics: vec![
+            MetricSpec::new(
+                "solved",
+                Rate,
+                Higher,
+                Primary,
+                "Whether the final guess found the target.",
+            )
+            .labelled("solve rate")
+            .counted("solved"),
+            MetricSpec::new(
+                "score",
+                Mean,
+                Higher,
+                Secondary,
+                "1 - probes / (budget + 1) when solved, else 0.",
+            ),
+            MetricSpec::new("probes", Count, Lower, Cost, "Probes made."),
+            MetricSpec::new("guessed", Rate, Higher, Info, "Whether a guess was made.").hidden(),
+        ],
+        instance_sets: vec![InstanceSet {
+            name: "all".to_string(),
+            doc: "Six lines of 16 to 100 cells with answer noise from 10% to 25%.".to_string(),
+            instances: INSTANCES
+                .iter()
+                .map(|(id, _, _)| (*id).to_string())
+                .collect(),
+            implies: Vec::new(),
+        }],
+        options: Vec::new(),
+    }
+}
+
 impl GameKind for LineSearch {
     fn name(&self) -> &str {
         NAME
     }
 
-    fn instances(&self) -> Vec<String> {
-        INSTANCES
-            .iter()
-            .map(|(id, _, _)| (*id).to_string())
-            .collect()
+    fn about(&self) -> &str {
+        "Line search: find a hidden target on a line of cells with noisy probes."
+    }
+
+    fn manifest(&self) -> GameManifest {
+        manifest()
     }
 
     fn bindings(&self) -> GameSig {
@@ -113,7 +152,12 @@ impl GameKind for LineSearch {
         Natives::new()
     }
 
-    fn start(&self, instance: &str, streams: &RngStreams) -> Result<Box<dyn Game>, String> {
+    fn start(
+        &self,
+        instance: &str,
+        _options: &GameOptions,
+        streams: &RngStreams,
+    ) -> Result<Box<dyn Game>, String> {
         let &(_, cells, noise) = INSTANCES
             .iter()
             .find(|(id, _, _)| *id == instance)
@@ -291,7 +335,7 @@ mod tests {
     fn the_same_seed_gives_the_same_episode() {
         let run = |seed| {
             let mut game = LineSearch
-                .start("n32-p20", &RngStreams::new(seed))
+                .start("n32-p20", &GameOptions::default(), &RngStreams::new(seed))
                 .unwrap_or_else(|e| panic!("{e}"));
             for c in 0..8 {
                 game.apply(&probe(c * 4)).unwrap_or_else(|e| panic!("{e}"));

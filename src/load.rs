@@ -1,0 +1,234 @@
+//! Loading a harness: its sources from disk (or the bundled default), checking and lowering
+//! them to a program, and the file table that traces carry.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use harness_compiler::Workspace;
+use harness_compiler::diagnostic::Diagnostic;
+use harness_compiler::ir::Program;
+use harness_runtime::TraceFile;
+use sha2::{Digest, Sha256};
+
+use crate::games::{BUNDLED, Registry, bundled_sources};
+
+/// A harness's source files, as path and text, sorted by path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sources {
+    /// What the harness is called in result folders: its path, or [`BUNDLED`].
+    pub name: String,
+    /// The files.
+    pub files: Vec<(String, String)>,
+}
+
+impl Sources {
+    /// The sources named on the command line: the bundled harness for [`BUNDLED`] or no name,
+    /// else the `.harness` files under the path.
+    pub fn load(name: Option<&str>) -> Result<Sources, String> {
+        match name {
+            None | Some(BUNDLED) => Ok(Sources {
+                name: BUNDLED.to_string(),
+                files: bundled_sources(),
+            }),
+            Some(path) => Ok(Sources {
+                name: path.to_string(),
+                files: read_sources(Path::new(path))?,
+            }),
+        }
+    }
+
+    /// SHA-256 over the paths and texts, in order.
+    pub fn hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        for (path, text) in &self.files {
+            hasher.update(path.as_bytes());
+            hasher.update([0]);
+            hasher.update(text.as_bytes());
+            hasher.update([0]);
+        }
+        hex(&hasher.finalize())
+    }
+
+    /// The text of the file at `path`.
+    pub fn text(&self, path: &str) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, text)| text.as_str())
+    }
+
+    /// The file table of `program`: each of its files with its line starts, for traces.
+    pub fn file_table(&self, program: &Program) -> Vec<TraceFile> {
+        program
+            .files
+            .iter()
+            .map(|path| TraceFile {
+                path: path.clone(),
+                line_starts: self.text(path).map(line_starts).unwrap_or_else(|| vec![0]),
+            })
+            .collect()
+    }
+}
+
+/// Lowercase hexadecimal.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The byte offset of each line's start.
+fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, byte)| *byte == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        )
+        .collect()
+}
+
+/// The `.harness` files under `path` (a file, or every `.harness` file under a directory),
+/// sorted by path, with their texts.
+pub fn read_sources(path: &Path) -> Result<Vec<(String, String)>, String> {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    collect(path, &mut files, &mut problems);
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(problem);
+    }
+    if files.is_empty() {
+        return Err(format!("no .harness file under {}", path.display()));
+    }
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .map(|file| {
+            let bytes = std::fs::read(&file)
+                .map_err(|error| format!("cannot read {}: {error}", file.display()))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| format!("{} is not UTF-8 text", file.display()))?;
+            Ok((file.display().to_string(), text))
+        })
+        .collect()
+}
+
+/// A file, or every `.harness` file under a directory, in sorted order; what cannot be read is
+/// added to `problems`.
+pub fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
+    if path.is_dir() {
+        let entries = match std::fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(error) => {
+                problems.push(format!("cannot read directory {}: {error}", path.display()));
+                return;
+            }
+        };
+        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        children.sort();
+        for child in children {
+            if child.is_dir() || child.extension().is_some_and(|e| e == "harness") {
+                collect(&child, files, problems);
+            }
+        }
+    } else if path.exists() {
+        files.push(path.to_path_buf());
+    } else {
+        problems.push(format!("no such file or directory: {}", path.display()));
+    }
+}
+
+/// Why a harness did not compile.
+#[derive(Debug)]
+pub enum CompileError {
+    /// The checker found errors (every diagnostic of the files, warnings included, to render).
+    Diagnostics(Vec<Diagnostic>),
+    /// The module to run could not be chosen.
+    Module(String),
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Diagnostics(_) => {
+                write!(f, "the harness has errors; fix them and run again")
+            }
+            CompileError::Module(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+/// Checks the sources and lowers a module: the one named, or else the only module that no
+/// other module uses.
+pub fn compile(
+    registry: &Registry,
+    sources: &Sources,
+    module: Option<&str>,
+) -> Result<Arc<Program>, CompileError> {
+    let mut workspace = Workspace::new(registry.signatures());
+    for (path, text) in &sources.files {
+        workspace.set_file(path, text);
+    }
+    let diagnostics = workspace.diagnostics();
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(CompileError::Diagnostics(diagnostics));
+    }
+    let module = match module {
+        Some(module) => module.to_string(),
+        None => root_module(&workspace.modules(), &sources.files).map_err(CompileError::Module)?,
+    };
+    workspace
+        .program(&module)
+        .map_err(CompileError::Diagnostics)
+}
+
+/// The one module that no other module uses: the top of the stack.
+fn root_module(
+    modules: &[(String, String)],
+    sources: &[(String, String)],
+) -> Result<String, String> {
+    let used = |module: &str| {
+        sources.iter().any(|(_, text)| {
+            text.lines().any(|line| {
+                line.trim().strip_prefix("use ").is_some_and(|rest| {
+                    let rest = rest.trim();
+                    rest == module || rest.starts_with(&format!("{module}."))
+                })
+            })
+        })
+    };
+    let roots: Vec<&String> = modules
+        .iter()
+        .map(|(module, _)| module)
+        .filter(|module| !used(module))
+        .collect();
+    match roots.as_slice() {
+        [root] => Ok((*root).clone()),
+        [] => Err(
+            "the harness has no module that is not used by another; name one with --module".into(),
+        ),
+        many => Err(format!(
+            "the harness has several top modules ({}); choose one with --module",
+            many.iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_starts_follow_newlines() {
+        assert_eq!(line_starts("ab\ncd\n"), vec![0, 3, 6]);
+        let file = TraceFile {
+            path: "x".into(),
+            line_starts: line_starts("ab\ncd\n"),
+        };
+        assert_eq!(file.line_column(0), (1, 1));
+        assert_eq!(file.line_column(4), (2, 2));
+    }
+}

@@ -1,0 +1,360 @@
+//! The experiment engine end to end, through the library calls `harness ablate` and `harness
+//! lens` make: plans (stacks, removals, named arms, sweeps, plan files), settings, the one trace
+//! schema read back, every lens view, and every bundled harness on several seeds.
+
+use std::path::{Path, PathBuf};
+
+use harness::ablate::{NoHooks, Outcome, Request, ablate};
+use harness::games::Registry;
+use harness::lens::{self, View};
+use harness_runtime::TraceEvent;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("harness-engine-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(request: &Request) -> Result<Outcome, String> {
+    ablate(&Registry::standard(), request, &NoHooks).map_err(|error| error.to_string())
+}
+
+fn request(harness: &str, out: &Path) -> Request {
+    Request {
+        harness: Some(root().join(harness).display().to_string()),
+        out: out.to_path_buf(),
+        ..Request::default()
+    }
+}
+
+fn lens_request(view: View, run: &Path) -> lens::Request {
+    lens::Request {
+        view,
+        run: run.to_path_buf(),
+        arm: None,
+        episode: None,
+        layer: None,
+        metric: None,
+        field: None,
+        against: None,
+        compare: None,
+        max_turns: None,
+    }
+}
+
+/// Every trace of every stack (and removal) of the bundled harness reads back into the
+/// runtime's own event type and serialises to the same JSON, and every lens view works on the
+/// folder.
+#[test]
+fn every_trace_reads_back_with_the_runtime_schema_and_every_lens_view_works() {
+    let out = scratch("roundtrip");
+    let mut req = request("harnesses/battleship", &out);
+    req.instances = Some("B01,B02".into());
+    req.seeds = Some("1".into());
+    req.removals = true;
+    req.settings = vec![("--set".into(), vec![("particles".into(), "100".into())])];
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        outcome.records.len(),
+        2 * (4 + 3),
+        "4 stacks and 3 removals"
+    );
+    for (unit, record) in &outcome.records {
+        let text = outcome.folder.trace(unit).unwrap();
+        for line in text.lines() {
+            let event: TraceEvent = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{} {}: {e}\n{line}", record.arm, unit.instance));
+            let again = serde_json::to_value(&event).unwrap();
+            let original: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(again, original, "{} {}", record.arm, unit.instance);
+        }
+        assert!(
+            text.starts_with("{\"turn\":0,\"phase\":\"start\",\"layer\":null,"),
+            "the file table comes first"
+        );
+    }
+    let folder = outcome.folder.root().to_path_buf();
+    let registry = Registry::standard();
+    let show = |request: &lens::Request| lens::show(&registry, request);
+
+    let shown = show(&lens_request(View::Run, &folder)).unwrap();
+    assert!(
+        shown.text.contains("episodes finished: 14/14"),
+        "{}",
+        shown.text
+    );
+    assert!(shown.svg.is_some() && !shown.csv.is_empty());
+    let mut by_layer = lens_request(View::Run, &folder);
+    by_layer.layer = Some("planning".into());
+    let shown = show(&by_layer).unwrap();
+    assert!(
+        shown
+            .text
+            .contains("per-instance effect of `planning` on F1"),
+        "{}",
+        shown.text
+    );
+
+    let mut game = lens_request(View::Game, &folder);
+    game.episode = Some("B02:0".into());
+    let shown = show(&game).unwrap();
+    assert!(
+        shown.text.contains("episode B02 seed 0 · arm L1-L4"),
+        "{}",
+        shown.text
+    );
+    assert!(
+        shown.text.contains("harnesses/battleship/"),
+        "rules are located in their files: {}",
+        shown.text
+    );
+
+    // A computed value is read by replaying the episode; the threshold comes from the run.
+    let mut series = lens_request(View::Series, &folder);
+    series.field = Some("reflection.confidence".into());
+    series.against = Some("confidence_threshold".into());
+    series.episode = Some("B01:0".into());
+    let shown = show(&series).unwrap();
+    assert!(
+        shown.text.contains("confidence_threshold = 0.72"),
+        "{}",
+        shown.text
+    );
+    assert!(shown.svg.unwrap().contains("confidence_threshold 0.72"));
+    // A state field is read from the traces.
+    series.field = Some("reflection.monitor.low_confidence_streak".into());
+    series.episode = None;
+    series.against = None;
+    let shown = show(&series).unwrap();
+    assert_eq!(shown.json["episodes"].as_array().map(Vec::len), Some(2));
+
+    let shown = show(&lens_request(View::Llm, &folder)).unwrap();
+    assert!(shown.text.contains("not_configured"), "{}", shown.text);
+
+    let mut compare = lens_request(View::Compare, &folder);
+    compare.compare = Some(folder.clone());
+    let shown = show(&compare).unwrap();
+    assert!(
+        shown.text.contains("win rate +0.0000 [+0.0000, +0.0000]"),
+        "{}",
+        shown.text
+    );
+
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// The module each `.harness` file under `dir` declares (`harness NAME`), sorted.
+fn modules(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let text = std::fs::read_to_string(path.with_extension("harness")).ok()?;
+            text.lines()
+                .find_map(|line| line.strip_prefix("harness "))
+                .map(|name| name.trim().to_string())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every bundled harness and example runs on five seeds without a runtime error: each module of
+/// each folder under `harnesses/` (a module may use another of its folder).
+#[test]
+fn every_bundled_harness_and_example_runs_on_five_seeds() {
+    let registry = Registry::standard();
+    let out = scratch("five-seeds");
+    let mut ran = 0;
+    for folder in ["harnesses/battleship", "harnesses/examples"] {
+        for module in modules(&root().join(folder)) {
+            let mut req = request(folder, &out);
+            req.module = Some(module.clone());
+            req.seeds = Some("0..5".into());
+            let sources = harness::load::Sources::load(req.harness.as_deref()).unwrap();
+            let program = harness::load::compile(&registry, &sources, Some(&module))
+                .unwrap_or_else(|e| panic!("{module}: {e:?}"));
+            let kind = registry.get(program.game.as_deref().unwrap()).unwrap();
+            // One instance and the full stack: what the other tests do not already cover.
+            req.instances = kind.manifest().instance_sets[0].instances.first().cloned();
+            req.stacks = harness::plan::cumulative(&program)
+                .last()
+                .map(|arm| vec![arm.name.clone()]);
+            if program.config.iter().any(|p| p.name == "particles") {
+                req.settings = vec![("--set".into(), vec![("particles".into(), "100".into())])];
+            }
+            let outcome = run(&req).unwrap_or_else(|e| panic!("{module}: {e}"));
+            assert_eq!(outcome.records.len(), 5, "{module}");
+            assert!(
+                outcome.report.failures.is_empty(),
+                "{module}: {:?}",
+                outcome.report.failures
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 7, "every module ran: {ran}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A plan file with three arbitrary layer sets and a sweep, and the errors of bad plans.
+#[test]
+fn plan_files_name_layer_sets_and_sweeps() {
+    let out = scratch("plan");
+    let mut req = request("harnesses/examples/search.harness", &out);
+    req.plan_file = Some((
+        "plan.toml".into(),
+        r#"
+instances = ["n16-p10", "n32-p20"]
+seeds = [3, 7]
+[[arm]]
+name = "belief only"
+layers = ["belief"]
+[[arm]]
+name = "plan"
+layers = ["belief", "planning"]
+[[arm]]
+name = "all"
+layers = ["belief", "planning", "reflection"]
+set = { confidence = 0.8 }
+[sweep]
+confidence = [0.9, 0.95]
+"#
+        .into(),
+    ));
+    let error = run(&req).unwrap_err();
+    assert!(error.contains("sets `confidence` itself"), "{error}");
+    let text = req
+        .plan_file
+        .as_ref()
+        .unwrap()
+        .1
+        .replace("set = { confidence = 0.8 }\n", "");
+    req.plan_file = Some(("plan.toml".into(), text));
+    let outcome = run(&req).unwrap();
+    let names: Vec<&str> = outcome
+        .folder
+        .manifest()
+        .plan
+        .arms
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "belief only confidence=0.9",
+            "plan confidence=0.9",
+            "all confidence=0.9",
+            "belief only confidence=0.95",
+            "plan confidence=0.95",
+            "all confidence=0.95"
+        ]
+    );
+    assert_eq!(outcome.records.len(), 6 * 2 * 2);
+    assert_eq!(outcome.folder.manifest().plan.seeds, vec![3, 7]);
+    let effective = &outcome.folder.manifest().effective[3];
+    assert!(
+        effective
+            .values
+            .contains(&("confidence".into(), "0.95".into())),
+        "{effective:?}"
+    );
+    assert!(outcome.folder.root().join("games.csv").is_file());
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Conflicting settings, unknown stacks and instances are errors that say what to do.
+#[test]
+fn bad_requests_are_clear_errors() {
+    let out = scratch("bad");
+    let mut req = request("harnesses/examples/search.harness", &out);
+    req.settings = vec![
+        (
+            "--particles".into(),
+            vec![("confidence".into(), "0.9".into())],
+        ),
+        ("--set".into(), vec![("confidence".into(), "0.8".into())]),
+    ];
+    let error = run(&req).unwrap_err();
+    assert!(
+        error.contains("--particles gives `0.9`, --set gives `0.8`"),
+        "{error}"
+    );
+    req.settings.clear();
+    req.stacks = Some(vec!["L9".into()]);
+    assert!(run(&req).unwrap_err().contains("unknown stack `L9`"));
+    req.stacks = None;
+    req.instances = Some("n17".into());
+    assert!(run(&req).unwrap_err().contains("unknown instance `n17`"));
+    req.instances = None;
+    req.options = vec![("protocol".into(), "grand".into())];
+    assert!(run(&req).unwrap_err().contains("this game has no options"));
+    req.options.clear();
+    req.seeds = Some("0".into());
+    assert!(run(&req).unwrap_err().contains("names no seed"));
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "no folder is left"
+    );
+}
+
+/// `--set-json` gives a structured config value, converted and checked against its type.
+#[test]
+fn structured_settings_come_as_json() {
+    let dir = scratch("set-json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = dir.join("table.harness");
+    std::fs::write(
+        &harness,
+        r#"harness table
+
+use game search
+
+config {
+  weights: Map<String, Float> = []
+}
+
+layer guess {
+  computed cell: Int = match weights.get("cell") {
+    Some(w) => w.round(),
+    None => 0,
+  }
+
+  action pick(c: Int) {
+    emit game.guess(c)
+  }
+
+  decide {
+    when true => pick(cell)
+  }
+}
+"#,
+    )
+    .unwrap();
+    let mut req = Request {
+        harness: Some(harness.display().to_string()),
+        out: dir.join("runs"),
+        instances: Some("n16-p10".into()),
+        seeds: Some("1".into()),
+        ..Request::default()
+    };
+    req.set_json = vec![("weights".into(), serde_json::json!({"cell": 3.0}))];
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        outcome.folder.manifest().effective[0].values,
+        vec![("weights".to_string(), "{\"cell\": 3.0}".to_string())]
+    );
+    req.set_json = vec![("weights".into(), serde_json::json!({"cell": "three"}))];
+    let error = run(&req).unwrap_err();
+    assert!(
+        error.contains("at key `cell`: expected a value of type Float"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
