@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use harness_compiler::ir::Program;
 use harness_runtime::{
-    Event, EventKind, GameKind, GameOptions, Limits, LlmCallLog, LlmHost, Machine,
-    Phase, RngStreams, Switches, TraceFile, run_episode_with_llm, to_json_lines,
+    Event, EventKind, GameKind, GameOptions, Limits, LlmCallLog, LlmHost, Machine, Phase,
+    RngStreams, Switches, TraceFile, run_episode_with_llm, to_json_lines,
 };
 
 use crate::folder::{ArmSettings, GameRecord};

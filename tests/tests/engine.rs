@@ -425,8 +425,7 @@ layer probing {
     )
     .unwrap();
     assert!(
-        shown.text.contains("halted by the harness:")
-            && shown.text.contains("3/3 (gave_up 3)"),
+        shown.text.contains("halted by the harness:") && shown.text.contains("3/3 (gave_up 3)"),
         "{}",
         shown.text
     );
