@@ -328,7 +328,7 @@ codes! {
         fix: "Write the default in the tunable's declaration, or move the member into a layer that needs this one.";
 
     EmitOutsideAction = "E0601", Error, "`emit` outside an action",
-        explanation: "Effects are sent to the game only by actions; handlers and revise blocks only patch state.",
+        explanation: "Effects are sent to the game only by actions, and only an action can end the episode with `halt`; handlers and revise blocks only patch state.",
         example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",
         fix: "Move the `emit` into an action.";
 

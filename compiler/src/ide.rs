@@ -312,6 +312,7 @@ const KEYWORDS: &[&str] = &[
     "revise",
     "patch",
     "emit",
+    "halt",
     "let",
     "if",
     "match",
@@ -2075,7 +2076,7 @@ impl Walker<'_, '_> {
                     self.block(otherwise);
                 }
             }
-            ast::Stmt::Invalid(_) => {}
+            ast::Stmt::Halt(_) | ast::Stmt::Invalid(_) => {}
         }
     }
 
