@@ -5,6 +5,7 @@
 //! supplies the LLM host of each episode and a progress display through [`Hooks`], and prints
 //! the report. Tests call the same function, so the path users run is the path tested.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use crate::exec::{self, Experiment};
 use crate::folder::{FORMAT, GameRecord, Manifest, RunFolder, slug};
 use crate::games::Registry;
 use crate::load::{self, CompileError, Sources};
-use crate::plan::{self, Arm, Plan, PlanFile, Sweep, Unit};
+use crate::plan::{self, Arm, Plan, PlanFile, Shard, Sweep, Unit};
 use crate::report::{self, Report};
 
 /// What to ablate, as plain data.
@@ -55,6 +56,11 @@ pub struct Request {
     pub threads: usize,
     /// `--tag`.
     pub tags: Vec<String>,
+    /// `--run-id`: the run folder's name under `out`, instead of one made from the plan and
+    /// the time (the shards of a run name the same one).
+    pub run_id: Option<String>,
+    /// `--shard K/N`: run only this part of the plan, into a folder the shards share.
+    pub shard: Option<Shard>,
     /// The run's start, in seconds since the Unix epoch (the caller reads the clock).
     pub now: u64,
     /// The git commit the program was built from, if known.
@@ -135,7 +141,10 @@ pub struct Outcome {
     pub folder: RunFolder,
     /// The records with their units.
     pub records: Vec<(Unit, GameRecord)>,
-    /// The report.
+    /// Episodes of the plan not finished yet: those of other shards still running (empty
+    /// without `--shard`).
+    pub missing: Vec<Unit>,
+    /// The report (over the finished episodes; partial arms are marked).
     pub report: Report,
 }
 
@@ -152,7 +161,12 @@ pub fn ablate(
         Some(dir) => resume(registry, hooks, dir)?,
         None => start(registry, request, hooks)?,
     };
-    let (done, pending) = folder.records().map_err(|e| e.to_string())?;
+    let (mut done, mut pending) = folder.records().map_err(|e| e.to_string())?;
+    if let Some(shard) = request.shard {
+        let mine: HashSet<Unit> = shard.units(&folder.manifest().plan).into_iter().collect();
+        done.retain(|(unit, _)| mine.contains(unit));
+        pending.retain(|unit| mine.contains(unit));
+    }
     hooks.progress(Progress::Start {
         folder: &folder,
         planned: done.len() + pending.len(),
@@ -177,6 +191,17 @@ pub fn ablate(
         },
     )?;
     let (records, missing) = folder.records().map_err(|e| e.to_string())?;
+    if request.shard.is_some() && !missing.is_empty() {
+        // Other shards are still running: report what is finished, and leave the index files
+        // and the summary to the shard that finishes the plan.
+        let report = report::build(folder.manifest(), &records);
+        return Ok(Outcome {
+            folder,
+            records,
+            missing,
+            report,
+        });
+    }
     if let Some(unit) = missing.first() {
         return Err(format!(
             "episode {} seed {} of arm {} is missing after the run",
@@ -197,6 +222,7 @@ pub fn ablate(
     Ok(Outcome {
         folder,
         records,
+        missing,
         report,
     })
 }
@@ -382,12 +408,23 @@ fn start(
         &request.set_json,
         Limits::default(),
     )?;
-    let folder_manifest = Manifest {
-        format: FORMAT.into(),
-        run_id: free_run_id(
+    let id = match &request.run_id {
+        Some(id) => checked_run_id(id)?,
+        None if request.shard.is_some() => {
+            return Err(
+                "--shard needs --run-id NAME: the shards of a run share its folder"
+                    .to_string()
+                    .into(),
+            );
+        }
+        None => free_run_id(
             &request.out,
             &run_id(&program.module, &settings, &plan, request.now),
         ),
+    };
+    let folder_manifest = Manifest {
+        format: FORMAT.into(),
+        run_id: id,
         created: timestamp(request.now),
         program_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: request.git_commit.clone(),
@@ -406,7 +443,12 @@ fn start(
     };
     std::fs::create_dir_all(&request.out)
         .map_err(|error| format!("cannot create {}: {error}", request.out.display()))?;
-    let folder = RunFolder::create(&request.out, folder_manifest).map_err(|e| e.to_string())?;
+    let folder = if request.shard.is_some() {
+        RunFolder::create_or_join(&request.out, folder_manifest)
+    } else {
+        RunFolder::create(&request.out, folder_manifest)
+    }
+    .map_err(|e| e.to_string())?;
     Ok((folder, experiment))
 }
 
@@ -454,6 +496,19 @@ fn resume(
         Limits::default(),
     )?;
     Ok((folder, experiment))
+}
+
+/// A run id given with `--run-id` names a folder: letters, digits, `.`, `-` and `_`, not
+/// starting with a dot.
+fn checked_run_id(id: &str) -> Result<String, String> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    if id.is_empty() || id.starts_with('.') || !id.chars().all(fits) {
+        return Err(format!(
+            "`--run-id {id}`: a run id is a folder name of letters, digits, `.`, `-` and `_`, \
+             not starting with `.`"
+        ));
+    }
+    Ok(id.to_string())
 }
 
 /// Arm names must be unique, and so must the file names made from them.

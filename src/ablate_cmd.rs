@@ -96,6 +96,24 @@ pub struct AblateArgs {
     /// A tag recorded in the run's manifest (repeatable), for `harness runs`.
     #[arg(long = "tag")]
     pub tags: Vec<String>,
+    /// The run folder's name under --out (default: made from the module, the plan and the
+    /// time). The shards of one run name the same id.
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// Run only part K of N of the plan (`--shard 2/4`), into the folder named by --run-id,
+    /// which the N shards share; the last to finish writes the summary.
+    #[arg(long, value_parser = plan::Shard::parse)]
+    pub shard: Option<plan::Shard>,
+    /// Write a Slurm job-array script that runs the plan as N shards, instead of running it.
+    #[arg(long, value_name = "N", conflicts_with_all = ["shard", "resume"])]
+    pub slurm: Option<usize>,
+    /// Where --slurm writes its script (default: OUT/RUN-ID.sbatch).
+    #[arg(long, requires = "slurm")]
+    pub slurm_script: Option<PathBuf>,
+    /// An extra `#SBATCH` line for --slurm, e.g. `--slurm-option=--partition=short`
+    /// (repeatable).
+    #[arg(long = "slurm-option", requires = "slurm", allow_hyphen_values = true)]
+    pub slurm_options: Vec<String>,
     /// Exit with 0 even when some episodes ended in a runtime error.
     #[arg(long)]
     pub allow_errors: bool,
@@ -171,6 +189,8 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         resume: args.resume.clone(),
         threads: args.jobs.unwrap_or(0),
         tags: args.tags.clone(),
+        run_id: args.run_id.clone(),
+        shard: args.shard,
         now,
         git_commit: option_env!("HARNESS_GIT_COMMIT").map(str::to_string),
     })
@@ -254,7 +274,65 @@ impl Hooks for CliHooks<'_> {
     }
 }
 
+/// `--slurm N`: writes the job-array script and says how to submit it.
+fn write_slurm_script(args: &AblateArgs, shards: usize) -> Result<ExitCode, String> {
+    if shards == 0 {
+        return Err("--slurm needs at least 1 shard".into());
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => format!(
+            "slurm-{}",
+            harness::ablate::timestamp(now).replace(['-', ':'], "")
+        ),
+    };
+    let all: Vec<String> = std::env::args().collect();
+    let after = all
+        .iter()
+        .position(|arg| arg == "ablate")
+        .map_or(all.len(), |i| i + 1);
+    let program = std::env::current_exe()
+        .map_err(|error| format!("cannot find this program's path: {error}"))?;
+    let workdir = std::env::current_dir()
+        .map_err(|error| format!("cannot read the current directory: {error}"))?;
+    let job = harness::slurm::JobArray {
+        run_id: run_id.clone(),
+        shards,
+        workdir: workdir.display().to_string(),
+        program: program.display().to_string(),
+        args: harness::slurm::forwarded_args(&all[after..]),
+        out: args.out.display().to_string(),
+        options: args.slurm_options.clone(),
+    };
+    let path = args
+        .slurm_script
+        .clone()
+        .unwrap_or_else(|| args.out.join(format!("{run_id}.sbatch")));
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|error| format!("cannot create {}: {error}", args.out.display()))?;
+    std::fs::write(&path, harness::slurm::script(&job))
+        .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    println!(
+        "wrote {}: {shards} shards of run {run_id}\nsubmit it with `sbatch {}`; when they are \
+         done, `harness lens run {}` reports the whole run",
+        path.display(),
+        path.display(),
+        args.out.join(&run_id).display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
+    if let Some(shards) = args.slurm {
+        return write_slurm_script(args, shards);
+    }
     let request = request(args)?;
     let hooks = CliHooks {
         llm: &args.llm,
@@ -284,6 +362,16 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
         }
         Err(error) => return Err(error.to_string()),
     };
+    if let Some(shard) = args.shard
+        && !outcome.missing.is_empty()
+        && !hooks.quiet
+    {
+        eprintln!(
+            "shard {shard} is done; {} episodes of the plan are not finished yet (other \
+             shards); the table covers those that are",
+            outcome.missing.len()
+        );
+    }
     match args.format {
         ReportFormat::Human => print!("{}", report::table(&outcome.report)),
         ReportFormat::Json => println!(

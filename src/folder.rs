@@ -70,6 +70,43 @@ pub struct Manifest {
     pub tags: Vec<String>,
 }
 
+impl Manifest {
+    /// The first part of what was run in which `other` differs from this manifest, if any:
+    /// everything but when it was started and its tags, which differ between the shards of
+    /// one run.
+    pub fn differs_from(&self, other: &Manifest) -> Option<&'static str> {
+        let parts: [(&'static str, bool); 14] = [
+            ("the format", self.format == other.format),
+            ("the run id", self.run_id == other.run_id),
+            (
+                "the program version",
+                self.program_version == other.program_version,
+            ),
+            ("the git commit", self.git_commit == other.git_commit),
+            ("the harness", self.harness == other.harness),
+            (
+                "the harness's sources",
+                self.harness_hash == other.harness_hash,
+            ),
+            ("the module", self.module == other.module),
+            ("the game", self.game == other.game),
+            ("the game options", self.game_options == other.game_options),
+            ("the metrics", self.metrics == other.metrics),
+            ("the plan", self.plan == other.plan),
+            (
+                "the settings",
+                self.settings == other.settings && self.set_json == other.set_json,
+            ),
+            ("the effective settings", self.effective == other.effective),
+            ("the LLM configuration", self.llm == other.llm),
+        ];
+        parts
+            .into_iter()
+            .find(|(_, same)| !same)
+            .map(|(what, _)| what)
+    }
+}
+
 /// Every setting in effect for one arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmSettings {
@@ -129,6 +166,8 @@ pub enum FolderError {
     Foreign(PathBuf, String),
     /// The folder exists already and resuming was not asked for.
     Exists(PathBuf),
+    /// A shard joined a folder that holds another run: what differs.
+    OtherRun(PathBuf, String),
 }
 
 impl std::fmt::Display for FolderError {
@@ -159,6 +198,12 @@ impl std::fmt::Display for FolderError {
                 "`{}` exists already; pass --resume to finish it or choose another run id",
                 path.display()
             ),
+            FolderError::OtherRun(path, what) => write!(
+                f,
+                "`{}` holds another run ({what} differs); every shard of a run must be started \
+                 with the same harness, plan and settings, or choose another --run-id",
+                path.display()
+            ),
         }
     }
 }
@@ -183,6 +228,48 @@ impl RunFolder {
         let folder = RunFolder { root, manifest };
         folder.write_json("manifest.json", &folder.manifest)?;
         Ok(folder)
+    }
+
+    /// Creates the run folder, or joins it when another shard of the same run created it
+    /// first. The manifest is written into a staging folder that is renamed into place, so a
+    /// shard never sees a run folder without its manifest, and of two shards starting at once
+    /// exactly one creates it. A folder that holds another run is refused.
+    pub fn create_or_join(parent: &Path, manifest: Manifest) -> Result<RunFolder, FolderError> {
+        let root = parent.join(&manifest.run_id);
+        if !root.exists() {
+            let staging = parent.join(format!(
+                ".{}.{}.staging",
+                manifest.run_id,
+                std::process::id()
+            ));
+            let staged = RunFolder {
+                root: staging.clone(),
+                manifest: manifest.clone(),
+            };
+            let created = fs::create_dir_all(&staging)
+                .map_err(|error| FolderError::Io(staging.clone(), error))
+                .and_then(|()| staged.write_json("manifest.json", &manifest))
+                .and_then(|()| {
+                    fs::rename(&staging, &root)
+                        .map_err(|error| FolderError::Io(root.clone(), error))
+                });
+            match created {
+                Ok(()) => return Ok(RunFolder { root, manifest }),
+                // Another shard renamed its folder into place first: join it.
+                Err(_) if root.join("manifest.json").exists() => {
+                    let _ = fs::remove_dir_all(&staging);
+                }
+                Err(error) => {
+                    let _ = fs::remove_dir_all(&staging);
+                    return Err(error);
+                }
+            }
+        }
+        let existing = RunFolder::open(&root)?;
+        if let Some(what) = existing.manifest.differs_from(&manifest) {
+            return Err(FolderError::OtherRun(root, what.to_string()));
+        }
+        Ok(existing)
     }
 
     /// Opens an existing run folder, checking that it is one of ours and readable.
@@ -399,8 +486,10 @@ impl RunFolder {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io_error)?;
         }
+        // The process id keeps the temporary names of concurrent shards apart when both
+        // write the run's index files.
         let mut temporary = path.clone().into_os_string();
-        temporary.push(".tmp");
+        temporary.push(format!(".{}.tmp", std::process::id()));
         let temporary = PathBuf::from(temporary);
         let written = fs::File::create(&temporary)
             .and_then(|mut file| file.write_all(bytes))
@@ -552,6 +641,48 @@ mod tests {
         dir
     }
 
+    /// Every temporary file under `dir`, however deep.
+    fn temporaries(dir: &Path) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.to_string_lossy().ends_with(".tmp") {
+                    found.push(path);
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn shards_join_the_folder_of_their_run_and_refuse_another() {
+        let parent = scratch("shards");
+        let first = RunFolder::create_or_join(&parent, manifest("run-4")).unwrap();
+        let mut later = manifest("run-4");
+        later.created = "2026-12-01T00:05:00Z".into();
+        later.tags = vec!["shard 2".into()];
+        let joined = RunFolder::create_or_join(&parent, later).unwrap();
+        assert_eq!(
+            joined.manifest(),
+            first.manifest(),
+            "the first manifest stays"
+        );
+        let mut other = manifest("run-4");
+        other.plan.seeds = vec![0, 1];
+        let error = RunFolder::create_or_join(&parent, other).unwrap_err();
+        assert!(error.to_string().contains("the plan differs"), "{error}");
+        let names: Vec<_> = fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["run-4"], "no staging folder is left");
+        fs::remove_dir_all(parent).unwrap();
+    }
+
     #[test]
     fn a_recorded_game_survives_reopening_and_is_checked_against_its_slot() {
         let parent = scratch("reopen");
@@ -582,8 +713,9 @@ mod tests {
             RunFolder::create(&parent, manifest("run-1")),
             Err(FolderError::Exists(_))
         ));
-        assert!(
-            !parent.join("run-1/games/l1/i1-s0.json.tmp").exists(),
+        assert_eq!(
+            temporaries(&parent.join("run-1")),
+            Vec::<PathBuf>::new(),
             "no temporary file is left behind"
         );
         fs::remove_dir_all(parent).unwrap();
@@ -630,7 +762,7 @@ mod tests {
         // A directory where the record's file should go makes the rename fail.
         fs::create_dir_all(parent.join("run-3/games/l1/i1-s0.json/blocker")).unwrap();
         assert!(folder.record_game(&unit, &record("i1"), "").is_err());
-        assert!(!parent.join("run-3/games/l1/i1-s0.json.tmp").exists());
+        assert_eq!(temporaries(&parent.join("run-3")), Vec::<PathBuf>::new());
         fs::remove_dir_all(parent).unwrap();
     }
 

@@ -15,3 +15,5 @@ pub mod load;
 pub mod plan;
 pub mod plot;
 pub mod report;
+pub mod runs;
+pub mod slurm;

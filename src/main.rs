@@ -99,6 +99,26 @@ enum Command {
     /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
     /// run or the episode or arm is missing.
     Lens(Box<lens_cmd::LensArgs>),
+    /// List the result folders under a directory: run id, start, game, harness, arms,
+    /// episodes finished of those planned, tags. Filters combine: a run is listed when it has
+    /// every --tag, the --game and every --setting.
+    Runs {
+        /// The directory holding run folders.
+        #[arg(default_value = "results/runs")]
+        dir: PathBuf,
+        /// Only runs tagged with this (`harness ablate --tag`; repeatable, all must match).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Only runs of this game.
+        #[arg(long)]
+        game: Option<String>,
+        /// Only runs with this setting, `name=value`, given or in effect in an arm (repeatable).
+        #[arg(long = "setting", value_parser = parse_setting)]
+        settings: Vec<(String, String)>,
+        /// `human` for a table, `json` for an object with `runs` and `unreadable`, `csv`.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
+    },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// List the files that would change and exit 1 if any; write nothing.
@@ -114,6 +134,37 @@ enum Command {
         #[command(subcommand)]
         command: Option<games_cmd::GamesCommand>,
     },
+}
+
+/// `harness runs`: the index of a directory's runs; unreadable folders are named on standard
+/// error and make the exit status 1, after the listing.
+fn runs(dir: &std::path::Path, filter: &harness::runs::Filter, format: ReportFormat) -> ExitCode {
+    let (runs, unreadable) = match harness::runs::list(dir, filter) {
+        Ok(found) => found,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match format {
+        ReportFormat::Human if runs.is_empty() => println!("no run under {}", dir.display()),
+        ReportFormat::Human => print!("{}", harness::runs::table(&runs)),
+        ReportFormat::Csv => print!("{}", harness::runs::csv(&runs)),
+        ReportFormat::Json => {
+            let value = serde_json::json!({ "runs": runs, "unreadable": unreadable });
+            println!("{value:#}");
+        }
+    }
+    if format != ReportFormat::Json {
+        for bad in &unreadable {
+            eprintln!("error: {}", bad.reason);
+        }
+    }
+    if unreadable.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Parses `name=value`.
@@ -212,6 +263,21 @@ fn main() -> ExitCode {
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
+        Command::Runs {
+            dir,
+            tags,
+            game,
+            settings,
+            format,
+        } => runs(
+            &dir,
+            &harness::runs::Filter {
+                tags,
+                game,
+                settings,
+            },
+            format,
+        ),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),

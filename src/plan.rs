@@ -58,6 +58,48 @@ pub struct Plan {
     pub replicates: u32,
 }
 
+/// `--shard K/N`: the K-th of N disjoint parts of a plan, so that N machines (the tasks of a
+/// job array) can run one plan into one shared folder. Unit `i` of the plan, in plan order,
+/// belongs to shard `i mod N + 1`: every arm is spread over all shards, and which shard runs an
+/// episode depends on nothing but the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// K, from 1.
+    pub index: usize,
+    /// N, at least 1.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `K/N` with `1 <= K <= N`.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("`--shard {text}`: expected K/N with 1 <= K <= N, for example 2/4");
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: usize = k.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The units of `plan` this shard runs, in plan order.
+    pub fn units(&self, plan: &Plan) -> Vec<Unit> {
+        plan.units()
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % self.count + 1 == self.index)
+            .map(|(_, unit)| unit)
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// One episode of a plan.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Unit {
@@ -568,6 +610,28 @@ mod tests {
             set: Vec::new(),
             role: ArmRole::Cumulative,
             point: String::new(),
+        }
+    }
+
+    #[test]
+    fn shards_partition_the_plan() {
+        let plan = Plan {
+            arms: vec![arm("L1"), arm("L1-L2")],
+            instances: vec!["a".into(), "b".into(), "c".into()],
+            seeds: vec![0, 1],
+            replicates: 1,
+        };
+        let mut all: Vec<Unit> = (1..=4)
+            .flat_map(|k| Shard { index: k, count: 4 }.units(&plan))
+            .collect();
+        assert_eq!(Shard { index: 1, count: 4 }.units(&plan).len(), 3);
+        all.sort();
+        let mut units = plan.units();
+        units.sort();
+        assert_eq!(all, units, "every unit in exactly one shard");
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        for bad in ["0/4", "5/4", "1/0", "2", "a/b"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
         }
     }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use harness::ablate::{NoHooks, Outcome, Request, ablate};
 use harness::games::Registry;
 use harness::lens::{self, View};
+use harness::plan::Shard;
 use harness_runtime::TraceEvent;
 
 fn root() -> PathBuf {
@@ -499,5 +500,108 @@ layer probing {
         shown.text
     );
     assert_eq!(shown.json["ends"][0]["ends"]["halted"], 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--shard K/N` into one folder: the shards together write exactly what one run writes, a
+/// shard refuses a folder of another plan, and a shard needs a run id.
+#[test]
+fn shards_of_a_plan_merge_into_the_folder_of_a_single_run() {
+    let dir = scratch("shards");
+    let mut req = request("harnesses/examples/search.harness", &dir.join("shared"));
+    req.seeds = Some("2".into());
+    req.instances = Some("n16-p10,n16-p25".into());
+    req.run_id = Some("r".into());
+    req.shard = Some(Shard::parse("1/2").unwrap());
+    let first = run(&req).unwrap();
+    assert!(
+        !first.missing.is_empty(),
+        "the other shard's episodes are missing"
+    );
+    assert!(
+        !dir.join("shared/r/summary.json").exists(),
+        "only a complete run has a summary"
+    );
+    req.shard = Some(Shard::parse("2/2").unwrap());
+    let second = run(&req).unwrap();
+    assert!(second.missing.is_empty());
+
+    let mut single = request("harnesses/examples/search.harness", &dir.join("single"));
+    single.seeds = Some("2".into());
+    single.instances = Some("n16-p10,n16-p25".into());
+    single.run_id = Some("r".into());
+    run(&single).unwrap();
+    for file in ["games.jsonl", "games.csv", "summary.json"] {
+        assert_eq!(
+            std::fs::read(dir.join("shared/r").join(file)).unwrap(),
+            std::fs::read(dir.join("single/r").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+
+    req.seeds = Some("3".into());
+    let error = run(&req).unwrap_err();
+    assert!(error.contains("the plan differs"), "{error}");
+    req.run_id = None;
+    let error = run(&req).unwrap_err();
+    assert!(error.contains("--shard needs --run-id"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `harness runs`: the index lists every run of a folder with its tags and progress, filters
+/// by tag, game and setting, and names an unreadable folder instead of failing on it.
+#[test]
+fn the_run_index_lists_and_filters_runs() {
+    use harness::runs::{Filter, list};
+    let dir = scratch("runs");
+    let out = dir.join("runs");
+    let mut search = request("harnesses/examples/search.harness", &out);
+    search.instances = Some("n16-p10".into());
+    search.seeds = Some("1".into());
+    search.tags = vec!["smoke".into()];
+    search.settings = vec![("--set".into(), vec![("confidence".into(), "0.8".into())])];
+    run(&search).unwrap();
+    let mut cooling = request("harnesses/examples/cooling_floor.harness", &out);
+    cooling.seeds = Some("1".into());
+    cooling.now = 60;
+    run(&cooling).unwrap();
+    std::fs::create_dir_all(out.join("broken")).unwrap();
+    std::fs::write(out.join("broken/manifest.json"), "{").unwrap();
+    std::fs::create_dir_all(out.join("not-a-run")).unwrap();
+
+    let (runs, unreadable) = list(&out, &Filter::default()).unwrap();
+    let games: Vec<&str> = runs.iter().map(|r| r.game.as_str()).collect();
+    assert_eq!(games, ["search", "cooling"], "oldest first");
+    assert_eq!((runs[0].done, runs[0].planned), (3, 3));
+    assert_eq!(runs[0].tags, ["smoke"]);
+    assert_eq!(unreadable.len(), 1);
+    assert!(
+        unreadable[0].reason.contains("corrupt"),
+        "{:?}",
+        unreadable[0]
+    );
+    let only = |filter: Filter| -> Vec<String> {
+        list(&out, &filter)
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|r| r.game)
+            .collect()
+    };
+    let tagged = Filter {
+        tags: vec!["smoke".into()],
+        ..Filter::default()
+    };
+    assert_eq!(only(tagged), ["search"]);
+    let cooling_only = Filter {
+        game: Some("cooling".into()),
+        ..Filter::default()
+    };
+    assert_eq!(only(cooling_only), ["cooling"]);
+    let set = Filter {
+        settings: vec![("confidence".into(), "0.8".into())],
+        ..Filter::default()
+    };
+    assert_eq!(only(set), ["search"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
