@@ -20,18 +20,78 @@ pub struct Loan {
 
 /// The loan book.
 pub const LOANS: [Loan; 12] = [
-    Loan { id: "L01", balance: 120_000.0, pd: 0.02, lgd: Some(0.45) },
-    Loan { id: "L02", balance: 85_000.0, pd: 0.035, lgd: Some(0.40) },
-    Loan { id: "L03", balance: 60_000.0, pd: -0.01, lgd: Some(0.50) },
-    Loan { id: "L04", balance: 240_000.0, pd: 0.015, lgd: Some(0.35) },
-    Loan { id: "L05", balance: 33_500.0, pd: 0.08, lgd: Some(0.60) },
-    Loan { id: "L06", balance: 150_000.0, pd: 0.03, lgd: Some(1.20) },
-    Loan { id: "L07", balance: 72_250.0, pd: 0.05, lgd: Some(0.55) },
-    Loan { id: "L08", balance: 410_000.0, pd: 0.01, lgd: Some(0.30) },
-    Loan { id: "L09", balance: 95_000.0, pd: 0.04, lgd: None },
-    Loan { id: "L10", balance: 18_900.0, pd: 0.12, lgd: Some(0.65) },
-    Loan { id: "L11", balance: 0.0, pd: 0.02, lgd: Some(0.40) },
-    Loan { id: "L12", balance: 128_400.0, pd: 0.025, lgd: Some(0.45) },
+    Loan {
+        id: "L01",
+        balance: 120_000.0,
+        pd: 0.02,
+        lgd: Some(0.45),
+    },
+    Loan {
+        id: "L02",
+        balance: 85_000.0,
+        pd: 0.035,
+        lgd: Some(0.40),
+    },
+    Loan {
+        id: "L03",
+        balance: 60_000.0,
+        pd: -0.01,
+        lgd: Some(0.50),
+    },
+    Loan {
+        id: "L04",
+        balance: 240_000.0,
+        pd: 0.015,
+        lgd: Some(0.35),
+    },
+    Loan {
+        id: "L05",
+        balance: 33_500.0,
+        pd: 0.08,
+        lgd: Some(0.60),
+    },
+    Loan {
+        id: "L06",
+        balance: 150_000.0,
+        pd: 0.03,
+        lgd: Some(1.20),
+    },
+    Loan {
+        id: "L07",
+        balance: 72_250.0,
+        pd: 0.05,
+        lgd: Some(0.55),
+    },
+    Loan {
+        id: "L08",
+        balance: 410_000.0,
+        pd: 0.01,
+        lgd: Some(0.30),
+    },
+    Loan {
+        id: "L09",
+        balance: 95_000.0,
+        pd: 0.04,
+        lgd: None,
+    },
+    Loan {
+        id: "L10",
+        balance: 18_900.0,
+        pd: 0.12,
+        lgd: Some(0.65),
+    },
+    Loan {
+        id: "L11",
+        balance: 0.0,
+        pd: 0.02,
+        lgd: Some(0.40),
+    },
+    Loan {
+        id: "L12",
+        balance: 128_400.0,
+        pd: 0.025,
+        lgd: Some(0.45),
+    },
 ];
 
 /// Why a loan is excluded, or `None` when it is valid.
@@ -105,7 +165,12 @@ mod tests {
         let reasons: Vec<_> = LOANS.iter().filter_map(invalid_reason).collect();
         assert_eq!(
             reasons,
-            ["negative_pd", "lgd_above_one", "missing_lgd", "zero_balance"]
+            [
+                "negative_pd",
+                "lgd_above_one",
+                "missing_lgd",
+                "zero_balance"
+            ]
         );
     }
 

@@ -161,7 +161,10 @@ fn finance_output() -> BTreeMap<String, Value> {
     }
     BTreeMap::from([
         ("out.total_ecl".to_string(), float(data::round2(total))),
-        ("out.valid_count".to_string(), Value::Int(per_loan.len() as i64)),
+        (
+            "out.valid_count".to_string(),
+            Value::Int(per_loan.len() as i64),
+        ),
         ("out.excluded".to_string(), list(excluded)),
         ("out.per_loan".to_string(), list(per_loan)),
     ])
