@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use harness_runtime::{TraceEvent, TraceEventKind};
 use harness_stdlib::stats::{self, Interval};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 /// What to project and how to contrast.
@@ -223,7 +223,7 @@ pub fn reproducibility_rate<S: Ord>(signatures: &[S]) -> f64 {
 }
 
 /// One cell's figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// The arm.
     pub arm: String,
@@ -393,7 +393,7 @@ fn rr_of(ids: &[usize]) -> f64 {
 }
 
 /// A contrast between two arms on one instance: `a − b`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Contrast {
     /// The first arm.
     pub a: String,
@@ -466,7 +466,7 @@ fn contrast(
 }
 
 /// The whole analysis: a cell per arm and instance, and the contrasts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Determinism {
     /// The cells, in plan order of arms, then instance order.
     pub cells: Vec<Cell>,
