@@ -536,7 +536,7 @@ pub fn analyse(
     let mut contrasts = Vec::new();
     for (x, &a) in compared.iter().enumerate() {
         for &b in &compared[x + 1..] {
-            for i in 0..instances.len() {
+            for (i, instance) in instances.iter().enumerate() {
                 let (Some((ma, sa)), Some((mb, sb))) = (parts.get(&(a, i)), parts.get(&(b, i)))
                 else {
                     continue;
@@ -544,7 +544,7 @@ pub fn analyse(
                 let find = |arm: usize| {
                     cells
                         .iter()
-                        .find(|c| c.arm == arms[arm] && c.instance == instances[i])
+                        .find(|c| c.arm == arms[arm] && c.instance == *instance)
                 };
                 let (Some(ca), Some(cb)) = (find(a), find(b)) else {
                     continue;
