@@ -316,3 +316,238 @@ mod provisioning {
         let _ = std::fs::remove_dir_all(folder);
     }
 }
+
+/// The ReAct harnesses of `harnesses/mci/<game>/react`, driven by the simulated model (a test
+/// instrument: these tests check plumbing, never a model's quality).
+mod react {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use harness_compiler::Workspace;
+    use harness_compiler::ir::Program;
+    use harness_mci::game::Mci;
+    use harness_mci::suite::Domain;
+    use harness_runtime::{
+        EpisodeResult, EventKind, GameKind, GameOptions, Limits, Machine, RngStreams, Switches,
+        Value, run_episode_with_llm, to_json_lines,
+    };
+    use harness_stdlib::llm::{
+        CallMode, CallStore, ClientHost, ClientOptions, Decoding, DirStore, LlmClient, Persona,
+        ProviderConfig, ProviderKind, STORE_FORMAT, SimTransport, StoreManifest,
+    };
+
+    use super::LEVELS;
+
+    fn program(domain: Domain) -> Arc<Program> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../harnesses/mci")
+            .join(domain.name())
+            .join("react");
+        let mut workspace = Workspace::new(harness_tests::signatures());
+        for level in LEVELS {
+            let path = dir.join(format!("{level}.harness"));
+            workspace.set_file(
+                &format!("{level}.harness"),
+                &std::fs::read_to_string(&path).unwrap(),
+            );
+        }
+        let module = format!("mci.{}.react.k5", domain.name());
+        workspace
+            .program(&module)
+            .unwrap_or_else(|d| panic!("{module} does not check: {d:?}"))
+    }
+
+    /// The probe persona; `broken` makes every step call reply with nothing, so only the
+    /// tool-free answer call is usable.
+    fn persona(broken: bool) -> Persona {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mci-react/probe.toml");
+        let mut text = std::fs::read_to_string(path).unwrap();
+        if broken {
+            for k in 2..=5 {
+                text.push_str(&format!("\n[effects.react_k{k}.noise]\nno_answer = 1.0\n"));
+            }
+        }
+        Persona::parse(&text).unwrap()
+    }
+
+    fn config() -> (ProviderConfig, ClientOptions) {
+        (
+            ProviderConfig {
+                kind: ProviderKind::Sim,
+                base_url: ProviderKind::Sim.default_base_url().into(),
+                model: "probe".into(),
+                api_key: None,
+            },
+            ClientOptions {
+                decoding: Decoding {
+                    temperature: Some(1.0),
+                    ..Decoding::default()
+                },
+                ..ClientOptions::default()
+            },
+        )
+    }
+
+    fn play(
+        program: &Arc<Program>,
+        domain: Domain,
+        level: usize,
+        task: &str,
+        client: LlmClient,
+    ) -> EpisodeResult {
+        let mut natives = harness_stdlib::prelude::natives();
+        natives.extend(&Mci(domain).natives());
+        let switches = Switches {
+            layers: Some(LEVELS[..=level].iter().map(|l| l.to_string()).collect()),
+            ..Switches::default()
+        };
+        let machine = Machine::new(program.clone(), natives, &switches, Limits::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut game = Mci(domain)
+            .start(task, &GameOptions::default(), &RngStreams::new(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let host = ClientHost::new(client, 1);
+        let result = run_episode_with_llm(&machine, game.as_mut(), Some(&host));
+        assert!(
+            result.error.is_none(),
+            "{task} at k{}: {:?}",
+            level + 1,
+            result.error
+        );
+        result
+    }
+
+    /// The effects sent and the LLM calls made (effect and outcome), and the prompt tokens the
+    /// calls report.
+    fn summary(result: &EpisodeResult) -> (Vec<String>, Vec<(String, String)>, u64) {
+        let mut effects = Vec::new();
+        let mut calls = Vec::new();
+        let mut tokens = 0;
+        for event in &result.events {
+            match &event.kind {
+                EventKind::Effect { name, .. } => effects.push(name.to_string()),
+                EventKind::LlmCall {
+                    effect,
+                    outcome,
+                    prompt_tokens,
+                    ..
+                } => {
+                    calls.push((effect.clone(), outcome.clone()));
+                    tokens += prompt_tokens.unwrap_or(0);
+                }
+                _ => {}
+            }
+        }
+        (effects, calls, tokens)
+    }
+
+    #[test]
+    fn every_level_steps_through_its_tools_and_answers_on_both_games() {
+        for domain in Domain::ALL {
+            let program = program(domain);
+            let task = &domain.tasks()[0].id;
+            let (config, options) = config();
+            for level in 0..5 {
+                let client = LlmClient::new(
+                    config.clone(),
+                    Arc::new(SimTransport::new(persona(false))),
+                    options.clone(),
+                    CallMode::Live,
+                );
+                let result = play(&program, domain, level, task, client);
+                let (effects, calls, tokens) = summary(&result);
+                // The probe reads what its level has, in order, then answers.
+                let expected: &[&str] = match level {
+                    0 => &["submit_number"],
+                    1 => &["read_manual", "submit_number"],
+                    _ => &[
+                        "read_manual",
+                        "list_signals",
+                        "read_snapshot",
+                        "submit_number",
+                    ],
+                };
+                assert_eq!(effects, expected, "{task} at k{}", level + 1);
+                let step = if level == 0 {
+                    "answer_k1".to_string()
+                } else {
+                    format!("react_k{}", level + 1)
+                };
+                assert!(
+                    calls.iter().all(|(e, o)| *e == step && o == "ok"),
+                    "{calls:?}"
+                );
+                assert_eq!(calls.len(), expected.len());
+                assert_eq!(result.metrics["answered"], Value::Bool(true));
+                assert_eq!(result.costs.prompt_tokens, tokens, "the calls' tokens sum");
+                assert!(tokens > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unusable_step_falls_back_to_the_tool_free_answer() {
+        for domain in Domain::ALL {
+            let program = program(domain);
+            let task = &domain.tasks()[0].id;
+            let (config, options) = config();
+            let client = LlmClient::new(
+                config,
+                Arc::new(SimTransport::new(persona(true))),
+                options,
+                CallMode::Live,
+            );
+            let result = play(&program, domain, 2, task, client);
+            let (effects, calls, _) = summary(&result);
+            assert_eq!(effects, ["submit_number"]);
+            assert_eq!(calls.len(), 2, "{calls:?}");
+            assert_eq!(calls[0].0, "react_k3");
+            assert_ne!(calls[0].1, "ok");
+            assert_eq!(calls[1], ("answer_k1".to_string(), "ok".to_string()));
+            assert_eq!(
+                result.metrics["findings"],
+                Value::str("probe: tool-free answer")
+            );
+        }
+    }
+
+    #[test]
+    fn a_recorded_react_episode_replays_byte_for_byte() {
+        let domain = Domain::Grid;
+        let program = program(domain);
+        let task = &domain.tasks()[3].id;
+        let dir = std::env::temp_dir().join(format!("harness-mci-react-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = DirStore::new(&dir);
+        let (config, options) = config();
+        store
+            .prepare_for_recording(&StoreManifest {
+                format: STORE_FORMAT,
+                provider: ProviderKind::Sim,
+                model: "probe".into(),
+                decoding: options.decoding.clone(),
+            })
+            .unwrap();
+        let store: Arc<dyn CallStore> = Arc::new(store);
+        let recorder = LlmClient::new(
+            config.clone(),
+            Arc::new(SimTransport::new(persona(false))),
+            options.clone(),
+            CallMode::Record(Arc::clone(&store)),
+        );
+        let recorded = play(&program, domain, 4, task, recorder);
+        // Replay through an HTTP client pointed nowhere: every answer comes from the store.
+        let nowhere = ProviderConfig {
+            base_url: "http://127.0.0.1:9".into(),
+            ..config
+        };
+        let replayer = LlmClient::http(nowhere, options, CallMode::Replay(store));
+        let replayed = play(&program, domain, 4, task, replayer);
+        assert_eq!(
+            to_json_lines(&recorded.events),
+            to_json_lines(&replayed.events)
+        );
+        assert_eq!(summary(&replayed).0.len(), 4);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
