@@ -312,6 +312,7 @@ const KEYWORDS: &[&str] = &[
     "revise",
     "patch",
     "emit",
+    "halt",
     "let",
     "if",
     "match",
@@ -2070,7 +2071,7 @@ impl Walker<'_, '_> {
                     self.block(otherwise);
                 }
             }
-            ast::Stmt::Invalid(_) => {}
+            ast::Stmt::Halt(_) | ast::Stmt::Invalid(_) => {}
         }
     }
 
