@@ -323,7 +323,7 @@ codes! {
         fix: "Declare the effect on the layer that provides it (`layer k5 needs k4 uses game.simulate { ... }`) and emit it from that layer or one that needs it.";
 
     EmitOutsideAction = "E0601", Error, "`emit` outside an action",
-        explanation: "Effects are sent to the game only by actions; handlers and revise blocks only patch state.",
+        explanation: "Effects are sent to the game only by actions, and only an action can end the episode with `halt`; handlers and revise blocks only patch state.",
         example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",
         fix: "Move the `emit` into an action.";
 

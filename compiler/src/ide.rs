@@ -315,6 +315,7 @@ const KEYWORDS: &[&str] = &[
     "revise",
     "patch",
     "emit",
+    "halt",
     "let",
     "if",
     "match",
@@ -2108,7 +2109,7 @@ impl Walker<'_, '_> {
                     self.block(otherwise);
                 }
             }
-            ast::Stmt::Invalid(_) => {}
+            ast::Stmt::Halt(_) | ast::Stmt::Invalid(_) => {}
         }
     }
 

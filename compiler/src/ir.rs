@@ -664,6 +664,12 @@ pub enum StmtKind {
         /// The statements otherwise (possibly empty).
         otherwise: Vec<Stmt>,
     },
+    /// `halt reason`: the episode ends once the action has committed and its effects have gone
+    /// to the game. The first `halt` of a step decides the reason.
+    Halt {
+        /// The reason, recorded in the episode's end event and result.
+        reason: String,
+    },
 }
 
 /// The operator of a patch or revision.

@@ -166,6 +166,7 @@ macro_rules! visitor {
                         v.expr(value);
                     }
                     ir::StmtKind::Emit { args, .. } => exprs(v, args),
+                    ir::StmtKind::Halt { .. } => {}
                     ir::StmtKind::LetLlm { pattern, args, .. } => {
                         v.pattern(pattern);
                         exprs(v, args);

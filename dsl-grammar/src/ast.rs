@@ -601,6 +601,8 @@ pub enum Stmt {
     Revise(Patch),
     /// `if cond { ... } else { ... }` over statements.
     If(IfStmt),
+    /// `halt reason`: ends the episode after the action's effects.
+    Halt(HaltStmt),
     /// A statement that could not be parsed; recovery skipped to the next statement keyword.
     Invalid(Span),
 }
@@ -615,6 +617,35 @@ impl Stmt {
             | Stmt::Invalid(span) => *span,
             Stmt::Patch(it) | Stmt::Revise(it) => it.span,
             Stmt::If(it) => it.span,
+            Stmt::Halt(it) => it.span,
+        }
+    }
+}
+
+/// `halt reason`: the harness ends its episode, giving a reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HaltStmt {
+    /// The reason, as written.
+    pub reason: HaltReason,
+    /// The whole statement.
+    pub span: Span,
+}
+
+/// The reason of a `halt`: a bare name (`halt escalated`) or a string (`halt "no plan"`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum HaltReason {
+    /// A name, recorded as its text.
+    Name(Ident),
+    /// A string literal, recorded as its value.
+    Text(StringLit),
+}
+
+impl HaltReason {
+    /// The reason recorded in the trace and the result.
+    pub fn text(&self) -> &str {
+        match self {
+            HaltReason::Name(name) => &name.name,
+            HaltReason::Text(lit) => &lit.value,
         }
     }
 }

@@ -1287,6 +1287,12 @@ impl<'t> Printer<'t> {
             Stmt::Revise(patch) => self.patch("revise", patch),
             Stmt::Emit(effect, _) => concat(vec![text("emit "), self.expr(effect, false)]),
             Stmt::If(it) => self.if_stmt(it),
+            Stmt::Halt(it) => match &it.reason {
+                HaltReason::Name(name) => text(format!("halt {}", name.name)),
+                HaltReason::Text(lit) => {
+                    concat(vec![text("halt "), text(self.literal(lit.span, K::String))])
+                }
+            },
             Stmt::Invalid(span) => self.verbatim(*span),
         }
     }

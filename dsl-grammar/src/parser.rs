@@ -409,7 +409,7 @@ impl<'t> Parser<'t> {
                 | K::KwOn
                 | K::KwDecide
         );
-        let stmt = matches!(kind, K::KwPatch | K::KwEmit);
+        let stmt = matches!(kind, K::KwPatch | K::KwEmit | K::KwHalt);
         match level {
             Level::Item => item,
             Level::Member => item || member,
@@ -1315,7 +1315,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// `stmt = let | patch | emit | revise | if_stmt`
+    /// `stmt = let | patch | emit | revise | if_stmt | halt`
     fn parse_stmt(&mut self) -> PResult<Stmt> {
         let start = self.start();
         match self.peek() {
@@ -1344,9 +1344,29 @@ impl<'t> Parser<'t> {
                 Ok(Stmt::Emit(effect, self.span_from(start)))
             }
             K::KwIf => self.parse_if_stmt().map(Stmt::If),
+            K::KwHalt => {
+                self.bump();
+                let reason = if self.at(K::String) {
+                    HaltReason::Text(self.parse_string_lit("", "")?)
+                } else if self.at(K::Ident) {
+                    let tok = self.bump();
+                    HaltReason::Name(self.ident(tok))
+                } else {
+                    return Err(self.unexpected(
+                        "the reason of `halt`: a name or a string",
+                        "as in `halt escalated`",
+                    ));
+                };
+                Ok(Stmt::Halt(HaltStmt {
+                    reason,
+                    span: self.span_from(start),
+                }))
+            }
             _ => {
-                let err =
-                    self.unexpected("a statement (`let`, `patch`, `emit`, `revise` or `if`)", "");
+                let err = self.unexpected(
+                    "a statement (`let`, `patch`, `emit`, `revise`, `if` or `halt`)",
+                    "",
+                );
                 if !self.at_any(&[K::Eof, K::RBrace]) {
                     self.bump();
                 }

@@ -114,6 +114,21 @@ impl Checker<'_> {
                 }
             }
             ast::Stmt::If(if_stmt) => self.if_stmt(if_stmt, kind),
+            ast::Stmt::Halt(halt) => {
+                // Ending the episode is an effect on the world, so it is allowed where effects
+                // are: in actions, whose steps are atomic and visible in the trace.
+                if kind != Block::Action {
+                    self.error(
+                        Code::EmitOutsideAction,
+                        halt.span,
+                        "`halt` is only allowed in actions".to_owned(),
+                        Some("move it into an action and choose that action in `decide`".into()),
+                    );
+                }
+                ir::StmtKind::Halt {
+                    reason: halt.reason.text().to_owned(),
+                }
+            }
             ast::Stmt::Invalid(_) => return None,
         };
         Some(ir::Stmt {
