@@ -473,6 +473,12 @@ pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
             it.span = Span::default();
         }
         ast::Member::Tunable(_) => {}
+        // Kept for its target, so that a layer setting one default twice is found with the
+        // layer's other definitions.
+        ast::Member::TunableDefault(it) => {
+            blank(&mut it.value);
+            it.span = Span::default();
+        }
         _ => return None,
     }
     Some(member)
@@ -1129,6 +1135,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 }
             }
             let mut members = BTreeMap::new();
+            let mut defaults_set = BTreeSet::new();
             let mut sink = Vec::new();
             for (member, ordinal) in &layer.members {
                 let at = |span: Span| Location {
@@ -1200,6 +1207,28 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                             None,
                         ));
                         actions += 1;
+                    }
+                    ast::Member::TunableDefault(it) => {
+                        if let ast::ExprKind::Field(base, name) = &it.target.kind
+                            && let ast::ExprKind::Name(of) = &base.kind
+                            && !defaults_set.insert((of.name.clone(), name.name.clone()))
+                        {
+                            report(
+                                file,
+                                *ordinal,
+                                Diagnostic::new(
+                                    Code::Duplicate,
+                                    it.target.span,
+                                    format!(
+                                        "layer `{layer_name}` sets the default of `{}.{}` twice",
+                                        of.name, name.name
+                                    ),
+                                )
+                                .primary("set again here")
+                                .help("remove one of them"),
+                                own,
+                            );
+                        }
                     }
                     _ => {}
                 }

@@ -1487,6 +1487,7 @@ impl<'f> ChunkView<'f> {
                 | ast::Member::On(_)
                 | ast::Member::Decide(_)
                 | ast::Member::Revise(_)
+                | ast::Member::TunableDefault(_)
                 | ast::Member::Invalid(_) => {}
             }
         }
@@ -2055,6 +2056,10 @@ impl Walker<'_, '_> {
             ast::Member::Revise(revise) => {
                 self.expr(&revise.cond);
                 self.block(&revise.body);
+            }
+            ast::Member::TunableDefault(it) => {
+                self.expr(&it.target);
+                self.expr(&it.value);
             }
             ast::Member::Invalid(_) => {}
         }

@@ -417,6 +417,8 @@ pub struct Layer {
     pub decide: Vec<Rule>,
     /// Its revise blocks, in declaration order.
     pub revise: Vec<Revise>,
+    /// The defaults it sets for tunables of the layers it needs, while it is on.
+    pub tunable_defaults: Vec<TunableDefault>,
     /// The declaration.
     pub span: SrcSpan,
 }
@@ -591,6 +593,18 @@ pub struct Revise {
     /// Revisions of lower tunables and patches of the layer's own state.
     pub body: Vec<Stmt>,
     /// The block.
+    pub span: SrcSpan,
+}
+
+/// `tunable layer.name = value`: while the layer holding it is on, the tunable starts from
+/// `value` instead of its declared default (a `--set` still wins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TunableDefault {
+    /// The needed layer's tunable.
+    pub tunable: TunableId,
+    /// The default in effect, evaluated once when the machine is prepared.
+    pub value: Body,
+    /// The member.
     pub span: SrcSpan,
 }
 

@@ -257,6 +257,10 @@ macro_rules! visitor {
                     stmts(v, &$($mut)? it.body);
                     v.span(&$($mut)? it.span);
                 }
+                for it in &$($mut)? chunk.tunable_defaults {
+                    v.expr(&$($mut)? it.value.expr);
+                    v.span(&$($mut)? it.span);
+                }
             }
         }
     };

@@ -395,6 +395,9 @@ pub enum Member {
     State(StateBlock),
     /// `tunable name: Type = expr in lo..=hi`.
     Tunable(Param),
+    /// `tunable layer.name = expr`: the default of a needed layer's tunable while this layer
+    /// is on.
+    TunableDefault(TunableDefault),
     /// `computed name: Type = expr`.
     Computed(Computed),
     /// A layer-local `fn`.
@@ -419,6 +422,7 @@ impl Member {
         match self {
             Member::State(it) => it.span,
             Member::Tunable(it) => it.span,
+            Member::TunableDefault(it) => it.span,
             Member::Computed(it) => it.span,
             Member::Fn(it) => it.span,
             Member::Action(it) => it.span,
@@ -429,6 +433,21 @@ impl Member {
             Member::Invalid(span) => *span,
         }
     }
+}
+
+/// `tunable layer.name = expr`: while the layer holding it is on, the tunable `name` of the
+/// needed layer `layer` starts from `expr` instead of its declared default. It configures a
+/// lower layer without revising it, so no turn records a revision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TunableDefault {
+    /// Documentation lines.
+    pub docs: Docs,
+    /// `layer.name`, a field of a layer name.
+    pub target: Expr,
+    /// The default in effect while the layer is on.
+    pub value: Expr,
+    /// The whole member.
+    pub span: Span,
 }
 
 /// A `state { ... }` block.

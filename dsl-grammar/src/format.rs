@@ -1133,6 +1133,12 @@ impl<'t> Printer<'t> {
                 concat(vec![text("state "), body])
             }
             Member::Tunable(it) => concat(vec![text("tunable "), self.param(it)]),
+            Member::TunableDefault(it) => concat(vec![
+                text("tunable "),
+                self.expr(&it.target, false),
+                text(" = "),
+                self.operand(&it.value, PREC_SUM, false),
+            ]),
             Member::Computed(it) => concat(vec![
                 text(format!("computed {}: ", it.name.name)),
                 self.ty(&it.ty),

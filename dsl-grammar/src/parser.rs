@@ -1006,6 +1006,9 @@ impl<'t> Parser<'t> {
         let docs = self.docs();
         match self.peek() {
             K::KwState => self.parse_state().map(Member::State),
+            K::KwTunable if self.nth(1) == K::Ident && self.nth(2) == K::Dot => {
+                self.parse_tunable_default(docs).map(Member::TunableDefault)
+            }
             K::KwTunable => {
                 let start = self.bump().span.start;
                 self.parse_param(docs, start).map(Member::Tunable)
@@ -1259,6 +1262,30 @@ impl<'t> Parser<'t> {
     }
 
     /// `revise_member = "revise" "when" cond block`
+    /// `tunable_default = "tunable" ident "." ident "=" sum`
+    fn parse_tunable_default(&mut self, docs: Docs) -> PResult<TunableDefault> {
+        let start = self.bump().span.start;
+        let layer = self.expect_ident("the name of a needed layer", "after `tunable`")?;
+        self.expect(K::Dot, "between the layer and its tunable")?;
+        let name = self.expect_ident("the name of the layer's tunable", "after `.`")?;
+        let base = Expr {
+            span: layer.span,
+            kind: ExprKind::Name(layer),
+        };
+        let target = Expr {
+            span: base.span.to(name.span),
+            kind: ExprKind::Field(Box::new(base), name),
+        };
+        self.expect(K::Eq, "before the tunable's default while this layer is on")?;
+        let value = self.parse_sum(false)?;
+        Ok(TunableDefault {
+            docs,
+            target,
+            value,
+            span: self.span_from(start),
+        })
+    }
+
     fn parse_revise_member(&mut self) -> PResult<Revise> {
         let start = self.bump().span.start;
         self.expect(

@@ -359,6 +359,75 @@ layer guess {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `tunable layer.name = value`: a layer sets a needed layer's tunable default while it is on,
+/// recorded as the arm's effective setting, with no revision; `--set` still wins.
+#[test]
+fn a_layer_sets_a_needed_layers_tunable_default_while_it_is_on() {
+    let dir = scratch("tunable-default");
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = dir.join("tuned.harness");
+    std::fs::write(
+        &harness,
+        r#"harness tuned
+
+use game search
+
+layer base {
+  tunable cell: Int = 1 in 0..=15
+
+  action pick(c: Int) {
+    emit game.guess(c)
+  }
+
+  decide {
+    when true => pick(cell)
+  }
+}
+
+layer tuned needs base {
+  tunable base.cell = 4
+}
+"#,
+    )
+    .unwrap();
+    let mut req = Request {
+        harness: Some(harness.display().to_string()),
+        out: dir.join("runs"),
+        instances: Some("n16-p10".into()),
+        seeds: Some("1".into()),
+        ..Request::default()
+    };
+    let cell = |outcome: &Outcome| -> Vec<(String, String)> {
+        let manifest = outcome.folder.manifest();
+        manifest
+            .effective
+            .iter()
+            .map(|arm| {
+                let value = arm.values.iter().find(|(name, _)| name == "cell");
+                (arm.arm.clone(), value.expect("cell is a setting").1.clone())
+            })
+            .collect()
+    };
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        cell(&outcome),
+        vec![("L1".into(), "1".into()), ("L1-L2".into(), "4".into())]
+    );
+    let (records, missing) = outcome.folder.records().unwrap();
+    assert!(missing.is_empty());
+    assert!(
+        records.iter().all(|(_, r)| r.costs.revisions == 0),
+        "no turn revised"
+    );
+    req.settings = vec![("--set".into(), vec![("cell".into(), "7".into())])];
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        cell(&outcome),
+        vec![("L1".into(), "7".into()), ("L1-L2".into(), "7".into())]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `halt REASON` ends the episode after the action's effects: the record keeps the reason, the
 /// trace's end event carries it, and `lens run` counts the halted episodes per arm.
 #[test]
