@@ -14,6 +14,7 @@ pub mod lens;
 pub mod load;
 pub mod plan;
 pub mod plot;
+pub mod provision;
 pub mod report;
 pub mod runs;
 pub mod slurm;
