@@ -13,6 +13,7 @@
 //! Every view is data first ([`Shown`]: text, JSON, CSV and a figure), rendered by the caller.
 
 pub mod determinism;
+pub mod html;
 pub mod turns;
 
 use std::collections::BTreeMap;

@@ -128,6 +128,18 @@ enum Command {
     /// failed self-check, oracles) on the test instances, with score, cost relative to full
     /// provision, escalations, attempts and a paired bootstrap interval against full.
     Provision(Box<provision_cmd::ProvisionArgs>),
+    /// Write one self-contained HTML page of a run: settings, arms with intervals, paired
+    /// marginals, figures, a per-instance table and every episode's turns; with RUN2, a
+    /// comparison of the two runs. No script, no network.
+    Report {
+        /// The run folder.
+        run: PathBuf,
+        /// A second run to compare with (differences are RUN − RUN2).
+        run2: Option<PathBuf>,
+        /// Where to write the page (default: RUN/report.html).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// List the files that would change and exit 1 if any; write nothing.
@@ -148,6 +160,29 @@ enum Command {
         #[command(subcommand)]
         command: Option<games_cmd::GamesCommand>,
     },
+}
+
+/// `harness report`: writes the page and says where.
+fn report_page(
+    run: &std::path::Path,
+    compare: Option<&std::path::Path>,
+    out: Option<PathBuf>,
+) -> ExitCode {
+    let page = match harness::lens::html::page(&harness::games::Registry::standard(), run, compare)
+    {
+        Ok(page) => page,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let out = out.unwrap_or_else(|| run.join("report.html"));
+    if let Err(error) = std::fs::write(&out, page) {
+        eprintln!("error: cannot write {}: {error}", out.display());
+        return ExitCode::FAILURE;
+    }
+    println!("wrote {}", out.display());
+    ExitCode::SUCCESS
 }
 
 /// `harness runs`: the index of a directory's runs; unreadable folders are named on standard
@@ -281,6 +316,7 @@ fn run_cli(cli: Cli) -> ExitCode {
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
+        Command::Report { run, run2, out } => report_page(&run, run2.as_deref(), out),
         Command::Runs {
             dir,
             tags,

@@ -841,3 +841,55 @@ mod det {
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
+
+/// `harness report`: one self-contained page with every section, an episode drill-down per
+/// finished episode, and no script or remote resource.
+#[test]
+fn the_html_report_holds_every_section_and_no_script() {
+    let dir = scratch("report");
+    let mut req = request("harnesses/examples/search.harness", &dir);
+    req.instances = Some("n16-p10".into());
+    req.seeds = Some("2".into());
+    req.run_id = Some("r".into());
+    let outcome = run(&req).unwrap();
+    let page =
+        harness::lens::html::page(&Registry::standard(), outcome.folder.root(), None).unwrap();
+    for section in [
+        "settings",
+        "arms",
+        "marginals",
+        "figures",
+        "instances",
+        "episodes",
+    ] {
+        assert!(
+            page.contains(&format!("<section id=\"{section}\">")),
+            "{section}"
+        );
+    }
+    assert_eq!(
+        page.matches("<details>").count(),
+        6,
+        "one drill-down per episode"
+    );
+    assert_eq!(
+        page.matches("<table").count(),
+        page.matches("</table>").count()
+    );
+    assert!(page.contains("<svg"), "the figure is inline");
+    for banned in ["<script", "http://", "https://", "<link"] {
+        let outside_svg = page
+            .split("<svg")
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    part
+                } else {
+                    part.split_once("</svg>").map_or("", |(_, rest)| rest)
+                }
+            })
+            .collect::<String>();
+        assert!(!outside_svg.contains(banned), "{banned}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
