@@ -127,9 +127,11 @@ impl SourceText {
             .map_or(self.text.len(), |next| *next as usize);
         let line_end = line_start.max(
             line_end
-                - self.text[line_start..line_end]
-                    .len()
-                    .saturating_sub(self.text[line_start..line_end].trim_end_matches(['\r', '\n']).len()),
+                - self.text[line_start..line_end].len().saturating_sub(
+                    self.text[line_start..line_end]
+                        .trim_end_matches(['\r', '\n'])
+                        .len(),
+                ),
         );
         let end = span.offset() + span.len();
         if line_end - line_start <= LONG_LINE || end > line_end {
@@ -454,7 +456,9 @@ mod tests {
                             assert_eq!(whole.line_count(), window.line_count());
                         }
                         (Err(_), Err(_)) => {}
-                        (whole, window) => panic!("{start} {len}: {:?} {:?}", whole.is_ok(), window.is_ok()),
+                        (whole, window) => {
+                            panic!("{start} {len}: {:?} {:?}", whole.is_ok(), window.is_ok())
+                        }
                     }
                 }
             }

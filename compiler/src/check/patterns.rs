@@ -400,11 +400,14 @@ impl Seen {
                 enum_id,
                 index,
                 payload,
-            } => self.variants.get(&(*enum_id, *index)).is_some_and(|earlier| {
-                earlier.iter().any(|p| {
-                    p.len() == payload.len() && p.iter().zip(payload).all(|(a, b)| covers(a, b))
-                })
-            }),
+            } => self
+                .variants
+                .get(&(*enum_id, *index))
+                .is_some_and(|earlier| {
+                    earlier.iter().any(|p| {
+                        p.len() == payload.len() && p.iter().zip(payload).all(|(a, b)| covers(a, b))
+                    })
+                }),
         }
     }
 
