@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use harness_compiler::ir::Program;
 use harness_runtime::{
-    EndReason, Event, EventKind, GameKind, GameOptions, Limits, LlmCallLog, LlmHost, Machine,
-    Phase, RngStreams, Switches, TraceFile, run_episode_with_llm, to_json_lines,
+    Event, EventKind, GameKind, GameOptions, Limits, LlmCallLog, LlmHost, Machine, Phase,
+    RngStreams, Switches, TraceFile, run_episode_with_llm, to_json_lines,
 };
 
 use crate::folder::{ArmSettings, GameRecord};
@@ -149,8 +149,8 @@ impl Experiment {
             instance: unit.instance.clone(),
             seed: unit.seed,
             replicate: unit.replicate,
-            end: end_name(result.end).to_string(),
-            halt: None,
+            end: result.end.name().to_string(),
+            halt: result.halt.clone(),
             error: result
                 .error
                 .as_ref()
@@ -172,15 +172,6 @@ impl Experiment {
             trace,
             llm_calls: result.llm_calls,
         }
-    }
-}
-
-/// The name of an end reason in records and traces.
-pub fn end_name(end: EndReason) -> &'static str {
-    match end {
-        EndReason::GameOver => "game_over",
-        EndReason::TurnLimit => "turn_limit",
-        EndReason::Error => "error",
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod turns;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -414,6 +415,25 @@ fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
             run.folder.root().display()
         );
     }
+    let ends = end_counts(run);
+    if ends.iter().any(|row| row.halted > 0) {
+        let _ = writeln!(text, "\nhalted by the harness:");
+        for row in ends.iter().filter(|row| row.halted > 0) {
+            let reasons: Vec<String> = row
+                .halts
+                .iter()
+                .map(|(reason, n)| format!("{reason} {n}"))
+                .collect();
+            let _ = writeln!(
+                text,
+                "  {:<12} {}/{} ({})",
+                row.arm,
+                row.halted,
+                row.episodes,
+                reasons.join(", ")
+            );
+        }
+    }
     // One arm's instances by their mean on the metric.
     let samples = run.samples(arm);
     let mut rows: Vec<InstanceRow> = Vec::new();
@@ -508,11 +528,50 @@ fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
             "arm": run.arm_name(arm),
             "metric": spec.name,
             "instances": rows,
+            "ends": ends,
             "layer_effect": effect,
         }),
         csv,
         svg,
     })
+}
+
+/// How one arm's episodes ended.
+#[derive(Serialize)]
+struct EndRow {
+    arm: String,
+    episodes: usize,
+    halted: usize,
+    /// Halted episodes by the reason their `halt` gave.
+    halts: BTreeMap<String, usize>,
+    /// Episodes by end reason (`game_over`, `turn_limit`, `halted`, `error`).
+    ends: BTreeMap<String, usize>,
+}
+
+/// Per arm, in plan order, how its finished episodes ended.
+fn end_counts(run: &Run) -> Vec<EndRow> {
+    let arms = &run.folder.manifest().plan.arms;
+    arms.iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let mut row = EndRow {
+                arm: arm.name.clone(),
+                episodes: 0,
+                halted: 0,
+                halts: BTreeMap::new(),
+                ends: BTreeMap::new(),
+            };
+            for (_, record) in run.records.iter().filter(|(unit, _)| unit.arm == i) {
+                row.episodes += 1;
+                *row.ends.entry(record.end.clone()).or_default() += 1;
+                if let Some(reason) = &record.halt {
+                    row.halted += 1;
+                    *row.halts.entry(reason.clone()).or_default() += 1;
+                }
+            }
+            row
+        })
+        .collect()
 }
 
 fn game_view(run: &Run, request: &Request) -> Result<Shown, String> {
@@ -594,7 +653,11 @@ fn game_view(run: &Run, request: &Request) -> Result<Shown, String> {
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        let _ = writeln!(text, "ended ({}): {}", end.reason, metrics.join(" "));
+        let reason = match &end.halt {
+            Some(halt) => format!("{}: {halt}", end.reason),
+            None => end.reason.clone(),
+        };
+        let _ = writeln!(text, "ended ({reason}): {}", metrics.join(" "));
     }
     let mut csv =
         String::from("turn,action,layer,rule,rule_at,result,previews,gate_open,revisions\n");

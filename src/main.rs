@@ -108,7 +108,12 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Run the language server on standard input and output (for editors).
-    Lsp,
+    Lsp {
+        /// Accepted for the clients that ask for the transport by name (vscode-languageclient
+        /// appends it); standard input and output is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// List the games, or describe one: its bindings, instance sets, metrics and options.
     Games {
         #[command(subcommand)]
@@ -154,8 +159,12 @@ pub(crate) enum ReportFormat {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if matches!(cli.command, Command::Check { .. } | Command::Lsp) {
+    run_cli(Cli::parse())
+}
+
+/// Runs a parsed command line.
+fn run_cli(cli: Cli) -> ExitCode {
+    if matches!(cli.command, Command::Check { .. } | Command::Lsp { .. }) {
         // The checker and the language server turn their own panics into internal-error
         // diagnostics and responses; the default hook would print a backtrace on top of them.
         std::panic::set_hook(Box::new(|_| {}));
@@ -213,7 +222,7 @@ fn main() -> ExitCode {
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
-        Command::Lsp => lsp::run(),
+        Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
     }
 }

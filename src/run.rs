@@ -318,8 +318,16 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                 flush(&mut out, &mut previews);
                 let _ = writeln!(out, "  error     {} {}", error.code, error.message);
             }
-            EventKind::EpisodeEnd { reason, metrics } => {
+            EventKind::EpisodeEnd {
+                reason,
+                metrics,
+                halt,
+            } => {
                 flush(&mut out, &mut previews);
+                let reason = match halt {
+                    Some(halt) => format!("{reason}: {halt}"),
+                    None => reason.clone(),
+                };
                 let metrics: Vec<String> = metrics
                     .iter()
                     .map(|(k, v)| format!("{k}={}", short(v)))

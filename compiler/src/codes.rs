@@ -308,7 +308,7 @@ codes! {
         fix: "Declare the parameter `tunable name: Type = default in lo..=hi` in the lower layer.";
 
     ReviseNotNeeded = "E0505", Error, "revision of a layer that is not needed",
-        explanation: "A layer revises only its own tunables and those of the layers it needs (transitively); never those of a higher or unrelated layer.",
+        explanation: "A layer revises only its own tunables and those of the layers it needs (transitively), and sets defaults (`tunable layer.name = value`) only for the layers it needs; never for a higher or unrelated layer.",
         example: "layer a {\n  tunable t: Int = 1 in 0..=5\n}\nlayer b {\n  revise when true { revise a.t = 2 }\n}",
         fix: "Revise from the tunable's own layer or from a layer that needs it (`layer b needs a`).";
 
@@ -327,8 +327,13 @@ codes! {
         example: "use game cooling\nlayer k3 {\n  action roll() { emit game.simulate(60, [], [], []) }\n}",
         fix: "Declare the effect on the layer that provides it (`layer k5 needs k4 uses game.simulate { ... }`) and emit it from that layer or one that needs it.";
 
+    OwnTunableDefault = "E0509", Error, "layer default for its own tunable",
+        explanation: "`tunable layer.name = value` sets, while the layer holding it is on, the default of a tunable of a layer it needs: a layer that switches a lower layer's behaviour does so without revising it, so no turn records a revision. A layer's own tunables take their default where they are declared.",
+        example: "layer a {\n  tunable t: Int = 1 in 0..=5\n  tunable a.t = 2\n}",
+        fix: "Write the default in the tunable's declaration, or move the member into a layer that needs this one.";
+
     EmitOutsideAction = "E0601", Error, "`emit` outside an action",
-        explanation: "Effects are sent to the game only by actions; handlers and revise blocks only patch state.",
+        explanation: "Effects are sent to the game only by actions, and only an action can end the episode with `halt`; handlers and revise blocks only patch state.",
         example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",
         fix: "Move the `emit` into an action.";
 

@@ -56,6 +56,8 @@ pub struct Located {
 pub struct ChunkSig {
     /// The header module path, for a header chunk.
     pub header: Option<String>,
+    /// The span of the header's path in the chunk.
+    pub header_span: Span,
     /// Items with bodies stripped.
     pub items: Vec<ast::Item>,
     /// Members with bodies stripped.
@@ -471,6 +473,12 @@ pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
             it.span = Span::default();
         }
         ast::Member::Tunable(_) => {}
+        // Kept for its target, so that a layer setting one default twice is found with the
+        // layer's other definitions.
+        ast::Member::TunableDefault(it) => {
+            blank(&mut it.value);
+            it.span = Span::default();
+        }
         _ => return None,
     }
     Some(member)
@@ -506,7 +514,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
     let mut drafts: BTreeMap<String, ModuleDraft<'_>> = BTreeMap::new();
 
     for file in files {
-        let module = file
+        let mut module = file
             .chunks
             .iter()
             .find_map(|chunk| chunk.header.clone())
@@ -518,13 +526,23 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                     ordinal: ordinal as u32,
                     diagnostic: Diagnostic::new(
                         Code::Duplicate,
-                        Span::default(),
+                        file.chunks[ordinal].header_span,
                         format!("module `{module}` is declared by two files"),
                     )
-                    .help(format!("the other file is {}", drafts[&module].file)),
+                    .primary("declared again here")
+                    .help(format!(
+                        "the other file is {}; rename one of the modules",
+                        drafts[&module].file
+                    )),
                 });
             }
-            continue;
+            // The file is still checked, as a module of its own named by its path (as a file
+            // without a header is), so that its own diagnostics and the editor's answers in it
+            // do not disappear behind this one.
+            module = file.path.clone();
+            if drafts.contains_key(&module) {
+                continue;
+            }
         }
         file_modules.insert(file.path.clone(), module.clone());
         let mut draft = ModuleDraft {
@@ -1117,6 +1135,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 }
             }
             let mut members = BTreeMap::new();
+            let mut defaults_set = BTreeSet::new();
             let mut sink = Vec::new();
             for (member, ordinal) in &layer.members {
                 let at = |span: Span| Location {
@@ -1188,6 +1207,28 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                             None,
                         ));
                         actions += 1;
+                    }
+                    ast::Member::TunableDefault(it) => {
+                        if let ast::ExprKind::Field(base, name) = &it.target.kind
+                            && let ast::ExprKind::Name(of) = &base.kind
+                            && !defaults_set.insert((of.name.clone(), name.name.clone()))
+                        {
+                            report(
+                                file,
+                                *ordinal,
+                                Diagnostic::new(
+                                    Code::Duplicate,
+                                    it.target.span,
+                                    format!(
+                                        "layer `{layer_name}` sets the default of `{}.{}` twice",
+                                        of.name, name.name
+                                    ),
+                                )
+                                .primary("set again here")
+                                .help("remove one of them"),
+                                own,
+                            );
+                        }
                     }
                     _ => {}
                 }

@@ -417,6 +417,8 @@ pub struct Layer {
     pub decide: Vec<Rule>,
     /// Its revise blocks, in declaration order.
     pub revise: Vec<Revise>,
+    /// The defaults it sets for tunables of the layers it needs, while it is on.
+    pub tunable_defaults: Vec<TunableDefault>,
     /// The declaration.
     pub span: SrcSpan,
 }
@@ -594,6 +596,18 @@ pub struct Revise {
     pub span: SrcSpan,
 }
 
+/// `tunable layer.name = value`: while the layer holding it is on, the tunable starts from
+/// `value` instead of its declared default (a `--set` still wins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TunableDefault {
+    /// The needed layer's tunable.
+    pub tunable: TunableId,
+    /// The default in effect, evaluated once when the machine is prepared.
+    pub value: Body,
+    /// The member.
+    pub span: SrcSpan,
+}
+
 /// A guard of a rule or an `if`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Guard {
@@ -663,6 +677,12 @@ pub enum StmtKind {
         then: Vec<Stmt>,
         /// The statements otherwise (possibly empty).
         otherwise: Vec<Stmt>,
+    },
+    /// `halt reason`: the episode ends once the action has committed and its effects have gone
+    /// to the game. The first `halt` of a step decides the reason.
+    Halt {
+        /// The reason, recorded in the episode's end event and result.
+        reason: String,
     },
 }
 

@@ -56,6 +56,7 @@ pub fn assemble(
             handlers: Vec::new(),
             decide: Vec::new(),
             revise: Vec::new(),
+            tunable_defaults: Vec::new(),
             span: SrcSpan::default(),
         })
         .collect();
@@ -84,6 +85,7 @@ pub fn assemble(
         layer.handlers.extend(chunk.handlers);
         layer.decide.extend(chunk.rules);
         layer.revise.extend(chunk.revises);
+        layer.tunable_defaults.extend(chunk.tunable_defaults);
     }
     for (index, info) in scope.layers.iter().enumerate() {
         let layer = &mut layers[index];

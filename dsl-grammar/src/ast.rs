@@ -395,6 +395,9 @@ pub enum Member {
     State(StateBlock),
     /// `tunable name: Type = expr in lo..=hi`.
     Tunable(Param),
+    /// `tunable layer.name = expr`: the default of a needed layer's tunable while this layer
+    /// is on.
+    TunableDefault(TunableDefault),
     /// `computed name: Type = expr`.
     Computed(Computed),
     /// A layer-local `fn`.
@@ -419,6 +422,7 @@ impl Member {
         match self {
             Member::State(it) => it.span,
             Member::Tunable(it) => it.span,
+            Member::TunableDefault(it) => it.span,
             Member::Computed(it) => it.span,
             Member::Fn(it) => it.span,
             Member::Action(it) => it.span,
@@ -429,6 +433,21 @@ impl Member {
             Member::Invalid(span) => *span,
         }
     }
+}
+
+/// `tunable layer.name = expr`: while the layer holding it is on, the tunable `name` of the
+/// needed layer `layer` starts from `expr` instead of its declared default. It configures a
+/// lower layer without revising it, so no turn records a revision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TunableDefault {
+    /// Documentation lines.
+    pub docs: Docs,
+    /// `layer.name`, a field of a layer name.
+    pub target: Expr,
+    /// The default in effect while the layer is on.
+    pub value: Expr,
+    /// The whole member.
+    pub span: Span,
 }
 
 /// A `state { ... }` block.
@@ -601,6 +620,8 @@ pub enum Stmt {
     Revise(Patch),
     /// `if cond { ... } else { ... }` over statements.
     If(IfStmt),
+    /// `halt reason`: ends the episode after the action's effects.
+    Halt(HaltStmt),
     /// A statement that could not be parsed; recovery skipped to the next statement keyword.
     Invalid(Span),
 }
@@ -615,6 +636,35 @@ impl Stmt {
             | Stmt::Invalid(span) => *span,
             Stmt::Patch(it) | Stmt::Revise(it) => it.span,
             Stmt::If(it) => it.span,
+            Stmt::Halt(it) => it.span,
+        }
+    }
+}
+
+/// `halt reason`: the harness ends its episode, giving a reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HaltStmt {
+    /// The reason, as written.
+    pub reason: HaltReason,
+    /// The whole statement.
+    pub span: Span,
+}
+
+/// The reason of a `halt`: a bare name (`halt escalated`) or a string (`halt "no plan"`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum HaltReason {
+    /// A name, recorded as its text.
+    Name(Ident),
+    /// A string literal, recorded as its value.
+    Text(StringLit),
+}
+
+impl HaltReason {
+    /// The reason recorded in the trace and the result.
+    pub fn text(&self) -> &str {
+        match self {
+            HaltReason::Name(name) => &name.name,
+            HaltReason::Text(lit) => &lit.value,
         }
     }
 }

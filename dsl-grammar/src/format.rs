@@ -1138,6 +1138,12 @@ impl<'t> Printer<'t> {
                 concat(vec![text("state "), body])
             }
             Member::Tunable(it) => concat(vec![text("tunable "), self.param(it)]),
+            Member::TunableDefault(it) => concat(vec![
+                text("tunable "),
+                self.expr(&it.target, false),
+                text(" = "),
+                self.operand(&it.value, PREC_SUM, false),
+            ]),
             Member::Computed(it) => concat(vec![
                 text(format!("computed {}: ", it.name.name)),
                 self.ty(&it.ty),
@@ -1292,6 +1298,12 @@ impl<'t> Printer<'t> {
             Stmt::Revise(patch) => self.patch("revise", patch),
             Stmt::Emit(effect, _) => concat(vec![text("emit "), self.expr(effect, false)]),
             Stmt::If(it) => self.if_stmt(it),
+            Stmt::Halt(it) => match &it.reason {
+                HaltReason::Name(name) => text(format!("halt {}", name.name)),
+                HaltReason::Text(lit) => {
+                    concat(vec![text("halt "), text(self.literal(lit.span, K::String))])
+                }
+            },
             Stmt::Invalid(span) => self.verbatim(*span),
         }
     }

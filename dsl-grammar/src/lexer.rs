@@ -105,6 +105,8 @@ pub enum TokenKind {
     KwPatch,
     /// `emit`
     KwEmit,
+    /// `halt`
+    KwHalt,
     /// `let`
     KwLet,
     /// `if`
@@ -225,6 +227,7 @@ const KEYWORDS: &[(&str, TokenKind)] = &[
     ("revise", TokenKind::KwRevise),
     ("patch", TokenKind::KwPatch),
     ("emit", TokenKind::KwEmit),
+    ("halt", TokenKind::KwHalt),
     ("let", TokenKind::KwLet),
     ("if", TokenKind::KwIf),
     ("match", TokenKind::KwMatch),

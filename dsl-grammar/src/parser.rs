@@ -519,7 +519,7 @@ impl<'t> Parser<'t> {
                 | K::KwOn
                 | K::KwDecide
         );
-        let stmt = matches!(kind, K::KwPatch | K::KwEmit);
+        let stmt = matches!(kind, K::KwPatch | K::KwEmit | K::KwHalt);
         match level {
             Level::Item => item,
             Level::Member => item || member,
@@ -1116,6 +1116,9 @@ impl<'t> Parser<'t> {
         let docs = self.docs();
         match self.peek() {
             K::KwState => self.parse_state().map(Member::State),
+            K::KwTunable if self.nth(1) == K::Ident && self.nth(2) == K::Dot => {
+                self.parse_tunable_default(docs).map(Member::TunableDefault)
+            }
             K::KwTunable => {
                 let start = self.bump().span.start;
                 self.parse_param(docs, start).map(Member::Tunable)
@@ -1369,6 +1372,30 @@ impl<'t> Parser<'t> {
     }
 
     /// `revise_member = "revise" "when" cond block`
+    /// `tunable_default = "tunable" ident "." ident "=" sum`
+    fn parse_tunable_default(&mut self, docs: Docs) -> PResult<TunableDefault> {
+        let start = self.bump().span.start;
+        let layer = self.expect_ident("the name of a needed layer", "after `tunable`")?;
+        self.expect(K::Dot, "between the layer and its tunable")?;
+        let name = self.expect_ident("the name of the layer's tunable", "after `.`")?;
+        let base = Expr {
+            span: layer.span,
+            kind: ExprKind::Name(layer),
+        };
+        let target = Expr {
+            span: base.span.to(name.span),
+            kind: ExprKind::Field(Box::new(base), name),
+        };
+        self.expect(K::Eq, "before the tunable's default while this layer is on")?;
+        let value = self.parse_sum(false)?;
+        Ok(TunableDefault {
+            docs,
+            target,
+            value,
+            span: self.span_from(start),
+        })
+    }
+
     fn parse_revise_member(&mut self) -> PResult<Revise> {
         let start = self.bump().span.start;
         self.expect(
@@ -1425,7 +1452,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// `stmt = let | patch | emit | revise | if_stmt`
+    /// `stmt = let | patch | emit | revise | if_stmt | halt`
     fn parse_stmt(&mut self) -> PResult<Stmt> {
         let start = self.start();
         match self.peek() {
@@ -1454,9 +1481,29 @@ impl<'t> Parser<'t> {
                 Ok(Stmt::Emit(effect, self.span_from(start)))
             }
             K::KwIf => self.parse_if_stmt().map(Stmt::If),
+            K::KwHalt => {
+                self.bump();
+                let reason = if self.at(K::String) {
+                    HaltReason::Text(self.parse_string_lit("", "")?)
+                } else if self.at(K::Ident) {
+                    let tok = self.bump();
+                    HaltReason::Name(self.ident(tok))
+                } else {
+                    return Err(self.unexpected(
+                        "the reason of `halt`: a name or a string",
+                        "as in `halt escalated`",
+                    ));
+                };
+                Ok(Stmt::Halt(HaltStmt {
+                    reason,
+                    span: self.span_from(start),
+                }))
+            }
             _ => {
-                let err =
-                    self.unexpected("a statement (`let`, `patch`, `emit`, `revise` or `if`)", "");
+                let err = self.unexpected(
+                    "a statement (`let`, `patch`, `emit`, `revise`, `if` or `halt`)",
+                    "",
+                );
                 if !self.at_any(&[K::Eof, K::RBrace]) {
                     self.bump();
                 }

@@ -44,6 +44,20 @@ pub enum EndReason {
     TurnLimit,
     /// A runtime error stopped the episode.
     Error,
+    /// The harness ended the episode with `halt`.
+    Halted,
+}
+
+impl EndReason {
+    /// The name of the reason in traces and records.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::GameOver => "game_over",
+            EndReason::TurnLimit => "turn_limit",
+            EndReason::Error => "error",
+            EndReason::Halted => "halted",
+        }
+    }
 }
 
 /// What an episode cost the runtime, counted deterministically: the same inputs give the same
@@ -138,6 +152,8 @@ pub struct EpisodeResult {
     pub end: EndReason,
     /// The error that ended it, if one did.
     pub error: Option<RuntimeError>,
+    /// The reason given by the `halt` that ended it, if one did.
+    pub halt: Option<String>,
     /// The game's metrics at the end.
     pub metrics: BTreeMap<String, Value>,
     /// What the episode cost the runtime.
@@ -159,6 +175,7 @@ pub struct Agent<'m> {
     llm: Option<&'m dyn LlmHost>,
     llm_calls: Vec<LlmCallLog>,
     costs: Costs,
+    halted: Option<String>,
 }
 
 impl<'m> Agent<'m> {
@@ -192,6 +209,7 @@ impl<'m> Agent<'m> {
             llm: m.llm_host(),
             llm_calls: Vec::new(),
             costs,
+            halted: None,
         })
     }
 
@@ -216,6 +234,11 @@ impl<'m> Agent<'m> {
     /// The working snapshot.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snap
+    }
+
+    /// The reason of the `halt` an action ran, once one has: the episode is over.
+    pub fn halted(&self) -> Option<&str> {
+        self.halted.as_deref()
     }
 
     /// The current turn (0 before the first).
@@ -484,6 +507,7 @@ impl<'m> Agent<'m> {
             }
         };
         let spans: Vec<SrcSpan> = log.effects.iter().map(|(_, span)| *span).collect();
+        let halt = log.halt.clone();
         let effects = self.record(Phase::Act, log);
         for (effect, span) in effects.into_iter().zip(spans) {
             self.emit(
@@ -503,6 +527,8 @@ impl<'m> Agent<'m> {
                 )
             })?;
         }
+        // The halt takes effect after the step's effects, so an action can report and stop.
+        self.halted = halt;
         Ok(())
     }
 
@@ -513,7 +539,8 @@ impl<'m> Agent<'m> {
     }
 
     /// One whole turn: observe, reflect, revise, decide, act. Returns false, without acting,
-    /// when the game is over after the observe phase.
+    /// when the game is over after the observe phase. After a turn whose action ran `halt`,
+    /// [`Agent::halted`] says so and the caller ends the episode.
     pub fn run_turn(&mut self, game: &mut dyn Game) -> RtResult<bool> {
         self.next_turn();
         self.observe(game)?;
@@ -545,6 +572,7 @@ pub fn run_episode_with_llm(
     let mut costs = Costs::default();
     // Actions taken, and the turn in which the episode ended.
     let (mut turns, mut last_turn) = (0, 0);
+    let mut halt = None;
     let outcome = (|| {
         let mut agent = Agent::start(machine, game)?.with_llm_host(llm);
         let result = loop {
@@ -554,7 +582,13 @@ pub fn run_episode_with_llm(
             let turn = agent.run_turn(game);
             last_turn = agent.turn();
             match turn {
-                Ok(true) => turns += 1,
+                Ok(true) => {
+                    turns += 1;
+                    if let Some(reason) = agent.halted() {
+                        halt = Some(reason.to_owned());
+                        break Ok(EndReason::Halted);
+                    }
+                }
                 Ok(false) => break Ok(EndReason::GameOver),
                 Err(e) => break Err(e),
             }
@@ -580,19 +614,15 @@ pub fn run_episode_with_llm(
         }
     };
     let metrics = game.metrics();
-    let reason = match end {
-        EndReason::GameOver => "game_over",
-        EndReason::TurnLimit => "turn_limit",
-        EndReason::Error => "error",
-    };
     events.push(Event {
         turn: last_turn,
         phase: Phase::End,
         layer: None,
         span: SrcSpan::default(),
         kind: EventKind::EpisodeEnd {
-            reason: reason.to_string(),
+            reason: end.name().to_string(),
             metrics: metrics.clone(),
+            halt: halt.clone(),
         },
     });
     costs.turns = u64::from(turns);
@@ -601,6 +631,7 @@ pub fn run_episode_with_llm(
         turns,
         end,
         error,
+        halt,
         metrics,
         costs,
         events,

@@ -187,10 +187,14 @@ pub enum EventKind<V = Value> {
     },
     /// The episode ended.
     EpisodeEnd {
-        /// Why: `game_over`, `turn_limit` or `error`.
+        /// Why: `game_over`, `turn_limit`, `halted` or `error`.
         reason: String,
         /// The game's metrics.
         metrics: BTreeMap<String, V>,
+        /// The reason given by the `halt` that ended the episode. Absent otherwise, so traces of
+        /// harnesses that never halt keep their bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        halt: Option<String>,
     },
 }
 

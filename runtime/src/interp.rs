@@ -64,6 +64,8 @@ pub(crate) enum Change {
 pub(crate) struct StepLog {
     pub(crate) changes: Vec<Change>,
     pub(crate) effects: Vec<(Effect, SrcSpan)>,
+    /// The reason of the first `halt` the step ran, if it ran one.
+    pub(crate) halt: Option<String>,
 }
 
 /// An evaluator for one phase of one turn.
@@ -940,6 +942,11 @@ impl<'m> Eval<'m> {
                         new,
                         span: stmt.span,
                     });
+                }
+                StmtKind::Halt { reason } => {
+                    if log.halt.is_none() {
+                        log.halt = Some(reason.clone());
+                    }
                 }
                 StmtKind::If {
                     guards,

@@ -254,9 +254,18 @@ impl Machine {
             }
             settings.insert(name, value);
         }
+        // The defaults enabled layers set for lower layers' tunables; where two do, the highest
+        // enabled layer wins, as for effect models.
+        let mut layer_defaults: BTreeMap<usize, &harness_compiler::ir::Body> = BTreeMap::new();
+        for &layer in &machine.order {
+            for it in &program.layers[layer.index()].tunable_defaults {
+                layer_defaults.insert(it.tunable.index(), &it.value);
+            }
+        }
         for params in [&program.config, &program.tunables] {
+            let is_config = std::ptr::eq(params, &program.config);
             let mut values = Vec::new();
-            for def in params.iter() {
+            for (index, def) in params.iter().enumerate() {
                 let value = match settings.get(def.name.as_str()) {
                     Some(Given::Text(text)) => {
                         machine.parse_setting(&def.ty, text).ok_or_else(|| {
@@ -281,11 +290,15 @@ impl Machine {
                         })?
                     }
                     None => {
-                        let mut frame = Eval::frame(def.default.frame.locals.len());
+                        let default = match layer_defaults.get(&index) {
+                            Some(body) if !is_config => body,
+                            _ => &def.default,
+                        };
+                        let mut frame = Eval::frame(default.frame.locals.len());
                         Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
                             &empty,
                             &mut frame,
-                            &def.default.expr,
+                            &default.expr,
                         )?
                     }
                 };
@@ -303,7 +316,7 @@ impl Machine {
                 }
                 values.push(value);
             }
-            if std::ptr::eq(params, &program.config) {
+            if is_config {
                 machine.config = values;
             } else {
                 machine.tunable_defaults = values;

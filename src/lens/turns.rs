@@ -126,6 +126,8 @@ pub struct TurnRow {
 pub struct EpisodeEnd {
     /// Why it ended.
     pub reason: String,
+    /// The reason given by the `halt` that ended it, if one did.
+    pub halt: Option<String>,
     /// The game's metrics, shown.
     pub metrics: BTreeMap<String, String>,
 }
@@ -137,9 +139,14 @@ pub fn turns(events: &[TraceEvent]) -> (Vec<TurnRow>, Option<EpisodeEnd>) {
     let mut end = None;
     for event in events {
         match &event.kind {
-            Kind::EpisodeEnd { reason, metrics } => {
+            Kind::EpisodeEnd {
+                reason,
+                metrics,
+                halt,
+            } => {
                 end = Some(EpisodeEnd {
                     reason: reason.clone(),
+                    halt: halt.clone(),
                     metrics: metrics
                         .iter()
                         .map(|(key, value)| (key.clone(), show(value)))

@@ -358,3 +358,146 @@ layer guess {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tunable layer.name = value`: a layer sets a needed layer's tunable default while it is on,
+/// recorded as the arm's effective setting, with no revision; `--set` still wins.
+#[test]
+fn a_layer_sets_a_needed_layers_tunable_default_while_it_is_on() {
+    let dir = scratch("tunable-default");
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = dir.join("tuned.harness");
+    std::fs::write(
+        &harness,
+        r#"harness tuned
+
+use game search
+
+layer base {
+  tunable cell: Int = 1 in 0..=15
+
+  action pick(c: Int) {
+    emit game.guess(c)
+  }
+
+  decide {
+    when true => pick(cell)
+  }
+}
+
+layer tuned needs base {
+  tunable base.cell = 4
+}
+"#,
+    )
+    .unwrap();
+    let mut req = Request {
+        harness: Some(harness.display().to_string()),
+        out: dir.join("runs"),
+        instances: Some("n16-p10".into()),
+        seeds: Some("1".into()),
+        ..Request::default()
+    };
+    let cell = |outcome: &Outcome| -> Vec<(String, String)> {
+        let manifest = outcome.folder.manifest();
+        manifest
+            .effective
+            .iter()
+            .map(|arm| {
+                let value = arm.values.iter().find(|(name, _)| name == "cell");
+                (arm.arm.clone(), value.expect("cell is a setting").1.clone())
+            })
+            .collect()
+    };
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        cell(&outcome),
+        vec![("L1".into(), "1".into()), ("L1-L2".into(), "4".into())]
+    );
+    let (records, missing) = outcome.folder.records().unwrap();
+    assert!(missing.is_empty());
+    assert!(
+        records.iter().all(|(_, r)| r.costs.revisions == 0),
+        "no turn revised"
+    );
+    req.settings = vec![("--set".into(), vec![("cell".into(), "7".into())])];
+    let outcome = run(&req).unwrap();
+    assert_eq!(
+        cell(&outcome),
+        vec![("L1".into(), "7".into()), ("L1-L2".into(), "7".into())]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `halt REASON` ends the episode after the action's effects: the record keeps the reason, the
+/// trace's end event carries it, and `lens run` counts the halted episodes per arm.
+#[test]
+fn a_harness_can_halt_its_episode() {
+    let dir = scratch("halt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = dir.join("halting.harness");
+    std::fs::write(
+        &harness,
+        r#"harness halting
+
+use game search
+
+layer probing {
+  state {
+    probes: Int = 0
+  }
+
+  action probe(c: Int) {
+    patch probes += 1
+    emit game.probe(c)
+  }
+
+  action give_up() {
+    emit game.probe(0)
+    halt gave_up
+  }
+
+  decide {
+    when probes < 2 => probe(probes)
+    when true => give_up()
+  }
+}
+"#,
+    )
+    .unwrap();
+    let req = Request {
+        harness: Some(harness.display().to_string()),
+        out: dir.join("runs"),
+        instances: Some("n16-p10".into()),
+        seeds: Some("3".into()),
+        ..Request::default()
+    };
+    let outcome = run(&req).unwrap();
+    assert_eq!(outcome.records.len(), 3);
+    for (unit, record) in &outcome.records {
+        assert_eq!(record.end, "halted", "{record:?}");
+        assert_eq!(record.halt.as_deref(), Some("gave_up"));
+        assert_eq!(record.costs.turns, 3, "the halting action counts as a turn");
+        let trace = outcome.folder.trace(unit).unwrap();
+        let last = trace.lines().last().unwrap();
+        assert!(
+            last.contains(r#""event":"episode_end","reason":"halted""#)
+                && last.ends_with(r#","halt":"gave_up"}"#),
+            "{last}"
+        );
+        // The halting action's effect reached the game before the episode ended.
+        let probes = trace.matches(r#""event":"effect","name":"probe""#).count();
+        assert_eq!(probes, 3, "{trace}");
+    }
+    let shown = lens::show(
+        &Registry::standard(),
+        &lens_request(View::Run, outcome.folder.root()),
+    )
+    .unwrap();
+    assert!(
+        shown.text.contains("halted by the harness:") && shown.text.contains("3/3 (gave_up 3)"),
+        "{}",
+        shown.text
+    );
+    assert_eq!(shown.json["ends"][0]["ends"]["halted"], 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

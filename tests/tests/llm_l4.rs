@@ -181,6 +181,8 @@ fn without_an_llm_every_gate_opening_is_a_not_configured_call_and_l3_is_unchange
     let l3 = play(&machine(L3), None);
     assert!(outcomes(&l3.events).is_empty());
     assert_eq!(l3.metrics, l4.metrics);
+    // L4 switches reflection to the model as a default it sets, not as a revision.
+    assert_eq!(l3.costs.revisions, l4.costs.revisions);
     for tunable in ["reflection.local_quota", "reflection.exploit_threshold"] {
         assert_eq!(revised(&l3.events, tunable), revised(&l4.events, tunable));
     }

@@ -190,6 +190,7 @@ fn generate(seed: u64) -> Arc<Program> {
             handlers: vec![handler],
             decide: vec![],
             revise: vec![],
+            tunable_defaults: vec![],
             span: SrcSpan::default(),
         });
     }

@@ -173,6 +173,7 @@ fn counter(extra: Expr) -> Arc<Program> {
                 span: at(50),
             }],
             revise: vec![],
+            tunable_defaults: vec![],
             span: at(60),
         }],
         state: vec![slot("x", 0, 1), slot("y", 3, 2), slot("seen", -1, 3)],

@@ -2,6 +2,7 @@
 
 use harness_grammar::{Span, ast};
 
+use super::stmts::range_text;
 use super::{Block, Checker, ChunkCheck, Ctx, Lowered, NodeKind, method_call, rel};
 use crate::codes::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
@@ -48,6 +49,30 @@ impl Checker<'_> {
                 if let Some(MemberDef::Tunable(id, ..)) = self.member_def(&param.name.name) {
                     out.ir.tunables.push((*id, lowered));
                 }
+            }
+            ast::Member::TunableDefault(it) => {
+                self.begin(Ctx::Tunable, NodeKind::Other, None, it.span);
+                let Some((tunable, ty, range)) = self.tunable_default_target(&it.target) else {
+                    return;
+                };
+                let mut value = self.check(&it.value, &ty);
+                self.fix_expr(&mut value);
+                let frame = self.take_frame();
+                if let (Some(range), Some(literal)) = (&range, env::literal(&it.value))
+                    && env::in_range(&literal, range) == Some(false)
+                {
+                    self.error(
+                        Code::DefaultOutOfRange,
+                        it.value.span,
+                        "this default lies outside the tunable's range".to_owned(),
+                        Some(format!("stay within {}", range_text(range))),
+                    );
+                }
+                out.ir.tunable_defaults.push(ir::TunableDefault {
+                    tunable,
+                    value: ir::Body { frame, expr: value },
+                    span: rel(it.span),
+                });
             }
             ast::Member::Computed(decl) => {
                 self.begin(

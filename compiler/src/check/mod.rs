@@ -113,6 +113,8 @@ pub struct ChunkIr {
     pub rules: Vec<ir::Rule>,
     /// Revise blocks.
     pub revises: Vec<ir::Revise>,
+    /// Defaults the layer sets for needed layers' tunables.
+    pub tunable_defaults: Vec<ir::TunableDefault>,
     /// LLM effects.
     pub llms: Vec<(ir::LlmId, ir::LlmDef)>,
 }

@@ -279,6 +279,7 @@ impl Checker<'_> {
             | ast::Member::On(_)
             | ast::Member::Decide(_)
             | ast::Member::Revise(_)
+            | ast::Member::TunableDefault(_)
             | ast::Member::Invalid(_) => {}
         }
     }

@@ -114,6 +114,21 @@ impl Checker<'_> {
                 }
             }
             ast::Stmt::If(if_stmt) => self.if_stmt(if_stmt, kind),
+            ast::Stmt::Halt(halt) => {
+                // Ending the episode is an effect on the world, so it is allowed where effects
+                // are: in actions, whose steps are atomic and visible in the trace.
+                if kind != Block::Action {
+                    self.error(
+                        Code::EmitOutsideAction,
+                        halt.span,
+                        "`halt` is only allowed in actions".to_owned(),
+                        Some("move it into an action and choose that action in `decide`".into()),
+                    );
+                }
+                ir::StmtKind::Halt {
+                    reason: halt.reason.text().to_owned(),
+                }
+            }
             ast::Stmt::Invalid(_) => return None,
         };
         Some(ir::Stmt {
@@ -383,10 +398,75 @@ impl Checker<'_> {
     }
 
     /// Resolves the target of a `revise`: `layer.tunable` (or a bare tunable name).
+    /// The tunable a `revise` statement changes: its own layer's or a needed layer's.
     pub(super) fn revise_target(
         &mut self,
         target: &ast::Expr,
     ) -> Option<(ir::TunableId, Ty, Option<ir::Range>)> {
+        let (layer_id, id, ty, range) = self.tunable_place(target)?;
+        // A layer may revise its own tunables and those of the layers it needs: both are
+        // parameters it is allowed to read, and the declared range still bounds every change
+        // (docs/decisions/0006-revise-own-tunables.md).
+        if Some(layer_id) != self.layer && !self.sees(layer_id) {
+            self.not_needed(
+                target,
+                layer_id,
+                "revise it",
+                "a layer revises only its own tunables and those of the layers it needs",
+            );
+            return None;
+        }
+        Some((id, ty, range))
+    }
+
+    /// The tunable whose default a `tunable layer.name = value` member sets: a needed layer's,
+    /// never the layer's own (whose default is written where it is declared).
+    pub(super) fn tunable_default_target(
+        &mut self,
+        target: &ast::Expr,
+    ) -> Option<(ir::TunableId, Ty, Option<ir::Range>)> {
+        let (layer_id, id, ty, range) = self.tunable_place(target)?;
+        if Some(layer_id) == self.layer {
+            self.error(
+                Code::OwnTunableDefault,
+                target.span,
+                "a layer cannot set the default of its own tunable this way".to_owned(),
+                Some("write the default where the tunable is declared".into()),
+            );
+            return None;
+        }
+        if !self.sees(layer_id) {
+            self.not_needed(
+                target,
+                layer_id,
+                "set its defaults",
+                "a layer sets the defaults of the tunables of the layers it needs",
+            );
+            return None;
+        }
+        Some((id, ty, range))
+    }
+
+    fn not_needed(&mut self, target: &ast::Expr, layer_id: ir::LayerId, what: &str, help: &str) {
+        let own = self
+            .current_layer()
+            .map(|l| l.name.clone())
+            .unwrap_or_default();
+        let other = self.scope.layers[layer_id.index()].name.clone();
+        self.error(
+            Code::ReviseNotNeeded,
+            target.span,
+            format!("layer `{own}` does not need layer `{other}`, so it cannot {what}"),
+            Some(help.into()),
+        );
+    }
+
+    /// Resolves `layer.tunable` (or a bare name of the layer's own) to the tunable, its layer,
+    /// type and range, reporting a place that is not a tunable.
+    fn tunable_place(
+        &mut self,
+        target: &ast::Expr,
+    ) -> Option<(ir::LayerId, ir::TunableId, Ty, Option<ir::Range>)> {
         let (layer_name, name) = match &target.kind {
             ast::ExprKind::Field(base, name) => match &base.kind {
                 ast::ExprKind::Name(layer) => (Some(layer), name),
@@ -456,29 +536,7 @@ impl Checker<'_> {
             );
             return None;
         };
-        let (id, ty, range) = (*id, ty.clone(), range.clone());
-        // A layer may revise its own tunables and those of the layers it needs: both are
-        // parameters it is allowed to read, and the declared range still bounds every change
-        // (docs/decisions/0006-revise-own-tunables.md).
-        if Some(layer_id) != self.layer && !self.sees(layer_id) {
-            let own = self
-                .current_layer()
-                .map(|l| l.name.clone())
-                .unwrap_or_default();
-            self.error(
-                Code::ReviseNotNeeded,
-                target.span,
-                format!(
-                    "layer `{own}` does not need layer `{}`, so it cannot revise it",
-                    info.name
-                ),
-                Some(
-                    "a layer revises only its own tunables and those of the layers it needs".into(),
-                ),
-            );
-            return None;
-        }
-        Some((id, ty, range))
+        Some((layer_id, *id, ty.clone(), range.clone()))
     }
 
     pub(super) fn guards(&mut self, guards: &[ast::Guard]) -> Vec<ir::Guard> {
@@ -557,7 +615,7 @@ fn assign_symbol(op: ast::AssignOp) -> &'static str {
     }
 }
 
-fn range_text(range: &ir::Range) -> String {
+pub(super) fn range_text(range: &ir::Range) -> String {
     let show = |l: &ir::Literal| match l {
         ir::Literal::Int(v) => v.to_string(),
         ir::Literal::Float(v) => format!("{v:?}"),

@@ -1,0 +1,14 @@
+//! The workspace's integration tests, one module per file beside this one, linked into one binary.
+
+mod battleship_reproduction;
+mod corpus;
+mod engine;
+mod llm_l4;
+mod llm_rich;
+mod llm_sim;
+mod mci_operator;
+mod registry;
+mod runtime_layer_isolation;
+mod runtime_search;
+mod runtime_semantics;
+mod third_game;
