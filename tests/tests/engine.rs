@@ -655,6 +655,66 @@ mod det {
         )
     }
 
+    /// Every lens view on an L4 Battleship run whose revisions go to an LLM (the simulated
+    /// model, a test instrument): the calls are recorded, read back and shown.
+    #[test]
+    fn every_lens_view_works_on_an_l4_run_with_an_llm() {
+        let out = scratch("l4-sim");
+        let path = root().join("harnesses/personas/steady.toml");
+        let persona = Persona::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let client = LlmClient::new(
+            config(&persona.name.clone()),
+            Arc::new(SimTransport::new(persona)),
+            ClientOptions::default(),
+            CallMode::Live,
+        );
+        let req = Request {
+            harness: Some(root().join("harnesses/battleship").display().to_string()),
+            out: out.clone(),
+            instances: Some("B01".into()),
+            seeds: Some("1".into()),
+            stacks: Some(vec!["L1-L4".into()]),
+            settings: vec![(
+                "--set".into(),
+                vec![
+                    ("particles".into(), "100".into()),
+                    ("confidence_threshold".into(), "1.0".into()),
+                ],
+            )],
+            ..Request::default()
+        };
+        let outcome = harness::ablate::ablate(
+            &harness::games::Registry::standard(),
+            &req,
+            &SimHooks(client),
+        )
+        .map_err(|e| e.to_string())
+        .unwrap();
+        let calls = outcome.records[0].1.costs.llm_calls;
+        assert!(calls > 0, "the revision gate opened and asked the model");
+        let registry = harness::games::Registry::standard();
+        let folder = outcome.folder.root().to_path_buf();
+        let view = |view| {
+            let mut request = super::lens_request(view, &folder);
+            request.episode = Some("B01:0".into());
+            request
+        };
+        let llm = harness::lens::show(&registry, &view(super::View::Llm)).unwrap();
+        assert!(
+            llm.text.contains(&format!("{calls} calls  ok {calls}")),
+            "{}",
+            llm.text
+        );
+        for other in [super::View::Run, super::View::Game] {
+            harness::lens::show(&registry, &view(other)).unwrap();
+        }
+        let mut series = view(super::View::Series);
+        series.field = Some("reflection.llm_revisions".into());
+        let shown = harness::lens::show(&registry, &series).unwrap();
+        assert!(shown.svg.is_some(), "{}", shown.text);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
     /// Runs the three conditions of one task over `seeds` seeds and analyses the run.
     fn study(
         task: &str,
