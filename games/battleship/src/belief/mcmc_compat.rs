@@ -45,7 +45,7 @@ pub struct McmcCompat {
     samples: SampleSet,
     /// The step's legal placements. Kept between steps so that a step does not zero 112 words
     /// it then overwrites; only the first `n` entries a step writes are read.
-    candidates: [u64; MAX_PLACEMENTS],
+    candidates: Box<[u64; MAX_PLACEMENTS]>,
 }
 
 impl McmcCompat {
@@ -67,7 +67,7 @@ impl McmcCompat {
             misses: 0,
             answers: Vec::new(),
             samples: SampleSet::default(),
-            candidates: [0; MAX_PLACEMENTS],
+            candidates: Box::new([0; MAX_PLACEMENTS]),
         };
         belief.refresh();
         Ok(belief)
@@ -142,7 +142,7 @@ impl McmcCompat {
             }
         }
         let shots = self.hits | self.misses;
-        let candidates = &mut self.candidates;
+        let candidates = &mut *self.candidates;
         let mut n = 0;
         let mut current_legal = false;
         // The reference checks shot cells outside the moving ship against the current board, so
