@@ -12,6 +12,7 @@ mod games_cmd;
 mod lens_cmd;
 mod llm_args;
 mod lsp;
+mod provision_cmd;
 mod render;
 mod run;
 
@@ -99,6 +100,14 @@ enum Command {
     /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
     /// run or the episode or arm is missing.
     Lens(Box<lens_cmd::LensArgs>),
+    /// From a level sweep (a run of `harness ablate` whose cumulative stacks are the levels):
+    /// the per-class mean score over levels on the construction instances, and each class's
+    /// floor (the smallest level within ε of its best) for several ε.
+    Map(Box<provision_cmd::MapArgs>),
+    /// From a level sweep: the provisioning policies (full, lookup by the map, escalation on a
+    /// failed self-check, oracles) on the test instances, with score, cost relative to full
+    /// provision, escalations, attempts and a paired bootstrap interval against full.
+    Provision(Box<provision_cmd::ProvisionArgs>),
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// List the files that would change and exit 1 if any; write nothing.
@@ -108,7 +117,12 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Run the language server on standard input and output (for editors).
-    Lsp,
+    Lsp {
+        /// Accepted for the clients that ask for the transport by name (vscode-languageclient
+        /// appends it); standard input and output is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// List the games, or describe one: its bindings, instance sets, metrics and options.
     Games {
         #[command(subcommand)]
@@ -124,8 +138,8 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Output formats of `harness check`.
-#[derive(Clone, Copy, ValueEnum)]
+/// Output formats of `harness check`, `harness map` and `harness provision`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
     Human,
@@ -154,8 +168,12 @@ pub(crate) enum ReportFormat {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if matches!(cli.command, Command::Check { .. } | Command::Lsp) {
+    run_cli(Cli::parse())
+}
+
+/// Runs a parsed command line.
+fn run_cli(cli: Cli) -> ExitCode {
+    if matches!(cli.command, Command::Check { .. } | Command::Lsp { .. }) {
         // The checker and the language server turn their own panics into internal-error
         // diagnostics and responses; the default hook would print a backtrace on top of them.
         std::panic::set_hook(Box::new(|_| {}));
@@ -212,8 +230,10 @@ fn main() -> ExitCode {
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
+        Command::Map(args) => provision_cmd::run_map(&args),
+        Command::Provision(args) => provision_cmd::run_provision(&args),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
-        Command::Lsp => lsp::run(),
+        Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
     }
 }

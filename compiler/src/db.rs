@@ -120,6 +120,7 @@ pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> Arc<ChunkSig> 
     let parsed = parsed(db, chunk);
     Arc::new(ChunkSig {
         header: parsed.header.as_ref().map(env::path_text),
+        header_span: parsed.header.as_ref().map(|h| h.span).unwrap_or_default(),
         items: parsed.items.iter().map(env::strip_item).collect(),
         members: parsed
             .members
@@ -293,8 +294,8 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
         let diagnostics = match keys.get(ordinal).copied().flatten() {
             Some(key) => &check_chunk(db, key).diagnostics,
-            // A file whose module another file already declares is not checked; its syntax
-            // errors are still reported.
+            // A file the environment left out (its path is another file's module name) is not
+            // checked; its syntax errors are still reported.
             None => &parsed(db, *chunk).errors,
         };
         out.extend(diagnostics.iter().map(|d| d.clone().shifted(*offset)));

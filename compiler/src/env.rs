@@ -56,6 +56,8 @@ pub struct Located {
 pub struct ChunkSig {
     /// The header module path, for a header chunk.
     pub header: Option<String>,
+    /// The span of the header's path in the chunk.
+    pub header_span: Span,
     /// Items with bodies stripped.
     pub items: Vec<ast::Item>,
     /// Members with bodies stripped.
@@ -512,7 +514,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
     let mut drafts: BTreeMap<String, ModuleDraft<'_>> = BTreeMap::new();
 
     for file in files {
-        let module = file
+        let mut module = file
             .chunks
             .iter()
             .find_map(|chunk| chunk.header.clone())
@@ -524,13 +526,23 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                     ordinal: ordinal as u32,
                     diagnostic: Diagnostic::new(
                         Code::Duplicate,
-                        Span::default(),
+                        file.chunks[ordinal].header_span,
                         format!("module `{module}` is declared by two files"),
                     )
-                    .help(format!("the other file is {}", drafts[&module].file)),
+                    .primary("declared again here")
+                    .help(format!(
+                        "the other file is {}; rename one of the modules",
+                        drafts[&module].file
+                    )),
                 });
             }
-            continue;
+            // The file is still checked, as a module of its own named by its path (as a file
+            // without a header is), so that its own diagnostics and the editor's answers in it
+            // do not disappear behind this one.
+            module = file.path.clone();
+            if drafts.contains_key(&module) {
+                continue;
+            }
         }
         file_modules.insert(file.path.clone(), module.clone());
         let mut draft = ModuleDraft {

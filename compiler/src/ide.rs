@@ -30,6 +30,9 @@ pub use crate::symbol::{DefKind, GameKind, Symbol};
 use crate::types::Ty;
 use crate::visit::{Visit, walk};
 
+#[cfg(test)]
+mod tests;
+
 /// A declaration in a file: what the outline, hover and go-to-definition show.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Declaration {
@@ -836,9 +839,19 @@ impl<'f> ChunkView<'f> {
 
     /// Visits every name of the chunk with its role and the locals in scope.
     fn walk(&self, visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals)) {
+        self.walk_scopes(visit);
+    }
+
+    /// Visits every name of the chunk like [`ChunkView::walk`]; returns where each local whose
+    /// scope closed is declared and the offset (in the file) after which it is out of scope.
+    fn walk_scopes(
+        &self,
+        visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals),
+    ) -> Vec<(Span, u32)> {
         let mut walker = Walker {
             chunk: self,
             locals: Vec::new(),
+            closed: Vec::new(),
             visit,
         };
         for item in self.items {
@@ -847,6 +860,7 @@ impl<'f> ChunkView<'f> {
         for member in self.members {
             walker.member(member);
         }
+        walker.closed
     }
 
     /// The type of the smallest expression that holds `offset` (in the file), with its span in
@@ -1419,7 +1433,14 @@ impl<'f> ChunkView<'f> {
                         def(&param.name, DefKind::Tunable),
                         &param.name,
                         param.span,
-                        format!("tunable {}", src(param.span)),
+                        // From the name on: the declaration's span starts at the keyword.
+                        format!(
+                            "tunable {}",
+                            src(Span {
+                                start: param.name.span.start,
+                                end: param.span.end,
+                            })
+                        ),
                         &param.docs,
                         container.clone(),
                     );
@@ -1684,14 +1705,19 @@ impl<'f> ChunkView<'f> {
             .collect()
     }
 
-    /// The locals declared in this chunk before `offset` (in the file). This over-approximates
-    /// the locals in scope (a `let` of a closed block is offered too), which completion accepts.
+    /// The locals in scope at `offset` (in the file): declared before it, in a scope that has
+    /// not closed before it.
     fn locals_before(&self, offset: u32) -> Vec<(String, Span)> {
         let mut out = Vec::new();
-        self.walk(&mut |ident, span, role, _| {
+        let closed = self.walk_scopes(&mut |ident, span, role, _| {
             if matches!(role, Role::LocalDecl) && span.end <= offset {
                 out.push((ident.name.clone(), span));
             }
+        });
+        out.retain(|(_, span)| {
+            !closed
+                .iter()
+                .any(|(decl, end)| decl == span && *end < offset)
         });
         out
     }
@@ -1842,6 +1868,9 @@ fn member_completion(name: &str, def: &MemberDef) -> Completion {
 struct Walker<'c, 'v> {
     chunk: &'c ChunkView<'c>,
     locals: Vec<(String, Span)>,
+    /// The locals whose scope has closed: where each is declared and the offset (in the file)
+    /// after which it is out of scope.
+    closed: Vec<(Span, u32)>,
     visit: &'v mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals),
 }
 
@@ -1852,6 +1881,14 @@ impl Walker<'_, '_> {
         }
         let span = self.chunk.file_span(ident.span);
         (self.visit)(ident, span, role, &self.locals);
+    }
+
+    /// Ends the scope of the locals declared since `mark`; they are out of scope after `end`
+    /// (chunk-relative).
+    fn close(&mut self, mark: usize, end: u32) {
+        let end = end + self.chunk.offset;
+        self.closed
+            .extend(self.locals.drain(mark..).map(|(_, span)| (span, end)));
     }
 
     fn local(&mut self, ident: &ast::Ident) {
@@ -1952,7 +1989,7 @@ impl Walker<'_, '_> {
         }
         self.ty(&decl.ret);
         self.expr(&decl.body);
-        self.locals.truncate(mark);
+        self.close(mark, decl.body.span.end);
     }
 
     fn member(&mut self, member: &ast::Member) {
@@ -2013,7 +2050,7 @@ impl Walker<'_, '_> {
                     let mark = self.locals.len();
                     self.guards(&rule.guards);
                     self.expr(&rule.action);
-                    self.locals.truncate(mark);
+                    self.close(mark, rule.action.span.end);
                 }
             }
             ast::Member::Revise(revise) => {
@@ -2026,7 +2063,7 @@ impl Walker<'_, '_> {
             }
             ast::Member::Invalid(_) => {}
         }
-        self.locals.truncate(mark);
+        self.close(mark, member.span().end);
     }
 
     /// `game.name` in a `model` or `on` header.
@@ -2053,7 +2090,8 @@ impl Walker<'_, '_> {
     fn block(&mut self, block: &ast::Block) {
         let mark = self.locals.len();
         block.stmts.iter().for_each(|s| self.stmt(s));
-        self.locals.truncate(mark);
+        // Inside the braces a local is in scope up to the closing one.
+        self.close(mark, block.span.end.saturating_sub(1));
     }
 
     fn stmt(&mut self, stmt: &ast::Stmt) {
@@ -2071,7 +2109,7 @@ impl Walker<'_, '_> {
                 let mark = self.locals.len();
                 self.guards(&if_stmt.guards);
                 self.block(&if_stmt.then);
-                self.locals.truncate(mark);
+                self.close(mark, if_stmt.then.span.end.saturating_sub(1));
                 if let Some(otherwise) = &if_stmt.otherwise {
                     self.block(otherwise);
                 }
@@ -2126,6 +2164,11 @@ impl Walker<'_, '_> {
     }
 
     fn expr(&mut self, expr: &ast::Expr) {
+        harness_grammar::stack::guarded(|| self.expr_here(expr));
+    }
+
+    /// [`Self::expr`] on the current stack segment.
+    fn expr_here(&mut self, expr: &ast::Expr) {
         use ast::ExprKind as E;
         match &expr.kind {
             E::Int(_) | E::Float(_) | E::Bool(_) | E::String(_) | E::Error => {}
@@ -2175,7 +2218,7 @@ impl Walker<'_, '_> {
                 let mark = self.locals.len();
                 self.guards(guards);
                 self.expr(then);
-                self.locals.truncate(mark);
+                self.close(mark, then.span.end);
                 self.expr(otherwise);
             }
             E::Match(scrutinee, arms) => {
@@ -2184,7 +2227,7 @@ impl Walker<'_, '_> {
                     let mark = self.locals.len();
                     self.pattern(&arm.pattern);
                     self.expr(&arm.body);
-                    self.locals.truncate(mark);
+                    self.close(mark, arm.body.span.end);
                 }
             }
             E::Block(lets, result) => {
@@ -2194,7 +2237,7 @@ impl Walker<'_, '_> {
                     self.pattern(pattern);
                 }
                 self.expr(result);
-                self.locals.truncate(mark);
+                self.close(mark, expr.span.end.saturating_sub(1));
             }
             E::Closure(params, body) => {
                 let mark = self.locals.len();
@@ -2205,24 +2248,48 @@ impl Walker<'_, '_> {
                     }
                 }
                 self.expr(body);
-                self.locals.truncate(mark);
+                self.close(mark, body.span.end);
             }
         }
     }
 }
 
-/// Collects the type of every expression of a chunk's IR, with chunk-relative spans.
+/// Collects the type of every expression of a chunk's IR and of every local a pattern binds,
+/// with chunk-relative spans.
 fn collect_chunk_types(ir: &ChunkIr, out: &mut Vec<(Span, Ty)>) {
-    struct Types<'o>(&'o mut Vec<(Span, Ty)>);
-    impl Visit for Types<'_> {
-        fn expr(&mut self, expr: &ir::Expr) {
-            let span = Span {
-                start: expr.span.start,
-                end: expr.span.end,
-            };
-            self.0.push((span, expr.ty.clone()));
-            walk::expr(self, expr);
+    struct Types<'o> {
+        out: &'o mut Vec<(Span, Ty)>,
+        /// The types of the locals of the definition being walked.
+        locals: Vec<Ty>,
+    }
+    fn span(span: ir::SrcSpan) -> Span {
+        Span {
+            start: span.start,
+            end: span.end,
         }
     }
-    walk::chunk(&mut Types(out), ir);
+    impl Visit for Types<'_> {
+        fn expr(&mut self, expr: &ir::Expr) {
+            self.out.push((span(expr.span), expr.ty.clone()));
+            walk::expr(self, expr);
+        }
+        fn pattern(&mut self, pattern: &ir::Pattern) {
+            if let ir::PatternKind::Bind(id) = pattern.kind
+                && let Some(ty) = self.locals.get(id.index())
+            {
+                self.out.push((span(pattern.span), ty.clone()));
+            }
+            walk::pattern(self, pattern);
+        }
+        fn frame(&mut self, frame: &ir::Frame) {
+            self.locals = frame.locals.iter().map(|l| l.ty.clone()).collect();
+        }
+    }
+    walk::chunk(
+        &mut Types {
+            out,
+            locals: Vec::new(),
+        },
+        ir,
+    );
 }

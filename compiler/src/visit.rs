@@ -10,7 +10,8 @@
 //!
 //! The walk visits, in source order, every expression, pattern and statement, and every span:
 //! those of the nodes and those of the definitions, `requires` clauses and model branches that
-//! hold them. It does not visit frames (the locals of a body), which carry no spans.
+//! hold them. Before the body of a definition it visits the definition's frame (its locals), so
+//! a traversal can tell the types of the locals its patterns bind.
 
 use crate::check::ChunkIr;
 use crate::ir::{self, Expr, Pattern, SrcSpan, Stmt};
@@ -38,6 +39,12 @@ macro_rules! visitor {
             fn span(&mut self, span: &$($mut)? SrcSpan) {
                 let _ = span;
             }
+
+            /// Visits the frame (the locals) of the definition whose body is walked next; by
+            /// default nothing.
+            fn frame(&mut self, frame: &$($mut)? ir::Frame) {
+                let _ = frame;
+            }
         }
 
         /// The default walks of
@@ -48,6 +55,11 @@ macro_rules! visitor {
 
             /// Visits the span and the parts of an expression.
             pub fn expr<V: $visit + ?Sized>(v: &mut V, expr: &$($mut)? Expr) {
+                harness_grammar::stack::guarded(|| expr_kind(v, expr))
+            }
+
+            /// [`expr`] on the current stack segment.
+            fn expr_kind<V: $visit + ?Sized>(v: &mut V, expr: &$($mut)? Expr) {
                 use ir::ExprKind as K;
                 v.span(&$($mut)? expr.span);
                 match &$($mut)? expr.kind {
@@ -175,10 +187,12 @@ macro_rules! visitor {
             /// Visits every definition of a lowered chunk: their bodies and their spans.
             pub fn chunk<V: $visit + ?Sized>(v: &mut V, chunk: &$($mut)? ChunkIr) {
                 for (_, it) in &$($mut)? chunk.consts {
+                    v.frame(&$($mut)? it.value.frame);
                     v.expr(&$($mut)? it.value.expr);
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.config {
+                    v.frame(&$($mut)? it.default.frame);
                     v.expr(&$($mut)? it.default.expr);
                     v.span(&$($mut)? it.span);
                 }
@@ -186,18 +200,22 @@ macro_rules! visitor {
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.fns {
+                    v.frame(&$($mut)? it.body.frame);
                     v.expr(&$($mut)? it.body.expr);
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.state {
+                    v.frame(&$($mut)? it.init.frame);
                     v.expr(&$($mut)? it.init.expr);
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.tunables {
+                    v.frame(&$($mut)? it.default.frame);
                     v.expr(&$($mut)? it.default.expr);
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.computed {
+                    v.frame(&$($mut)? it.body.frame);
                     v.expr(&$($mut)? it.body.expr);
                     v.span(&$($mut)? it.span);
                 }
@@ -205,6 +223,7 @@ macro_rules! visitor {
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.actions {
+                    v.frame(&$($mut)? it.frame);
                     if let Some(e) = &$($mut)? it.available {
                         v.expr(e);
                     }
@@ -216,6 +235,7 @@ macro_rules! visitor {
                     v.span(&$($mut)? it.span);
                 }
                 for it in &$($mut)? chunk.models {
+                    v.frame(&$($mut)? it.frame);
                     for b in &$($mut)? it.branches {
                         exprs(v, &$($mut)? b.args);
                         if let Some(p) = &$($mut)? b.probability {
@@ -226,15 +246,18 @@ macro_rules! visitor {
                     v.span(&$($mut)? it.span);
                 }
                 for it in &$($mut)? chunk.handlers {
+                    v.frame(&$($mut)? it.frame);
                     stmts(v, &$($mut)? it.body);
                     v.span(&$($mut)? it.span);
                 }
                 for it in &$($mut)? chunk.rules {
+                    v.frame(&$($mut)? it.frame);
                     guards(v, &$($mut)? it.guards);
                     exprs(v, &$($mut)? it.args);
                     v.span(&$($mut)? it.span);
                 }
                 for it in &$($mut)? chunk.revises {
+                    v.frame(&$($mut)? it.frame);
                     v.expr(&$($mut)? it.cond);
                     stmts(v, &$($mut)? it.body);
                     v.span(&$($mut)? it.span);

@@ -705,3 +705,155 @@ fn uris_and_paths_round_trip() {
     assert_eq!(path_to_uri("/a b/c.harness"), "file:///a%20b/c.harness");
     assert_eq!(uri_to_path("untitled:Untitled-1"), "untitled:Untitled-1");
 }
+
+/// The variable that turns [`launched_process_entry`] into a server process: the command line
+/// it runs, words separated by spaces.
+const CHILD_COMMAND_LINE: &str = "HARNESS_TEST_CHILD_COMMAND_LINE";
+
+/// Not a check of its own: the entry point of the process that
+/// [`launched_with_stdio_as_vscode_languageclient_does`] starts. With the variable set it parses
+/// that command line as `main` does and runs it on this process's real standard input and
+/// output, then exits with its status before the test harness can print anything more.
+#[test]
+fn launched_process_entry() {
+    let Ok(command_line) = std::env::var(CHILD_COMMAND_LINE) else {
+        return;
+    };
+    let cli = <crate::Cli as clap::Parser>::try_parse_from(command_line.split(' ')).unwrap_or_else(
+        |error| {
+            eprintln!("{error}");
+            std::process::exit(2)
+        },
+    );
+    let status = crate::run_cli(cli);
+    std::process::exit(if status == std::process::ExitCode::SUCCESS {
+        0
+    } else {
+        1
+    });
+}
+
+/// vscode-languageclient 9 starts an `Executable` server with `transport: stdio` as
+/// `spawn(command, [...args, "--stdio"])` and speaks `Content-Length` framed JSON-RPC over the
+/// child's pipes. This starts a process the same way, with `lsp --stdio` parsed by the same
+/// `clap` definitions and served on the process's real standard streams, and waits for the
+/// diagnostics of an opened document, then shuts it down and expects a clean exit.
+///
+/// The process is this test executable (Cargo builds the `harness` binary itself only for
+/// integration tests, and each of those is another linked binary); before the server starts,
+/// the test harness prints a `running 1 test` banner, which is skipped up to the first header.
+#[test]
+fn launched_with_stdio_as_vscode_languageclient_does() {
+    use std::io::{BufReader, Read};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(std::env::current_exe().expect("the test executable"))
+        .args([
+            "--exact",
+            "lsp::tests::launched_process_entry",
+            "--nocapture",
+        ])
+        .args(["--test-threads", "1", "--quiet"])
+        .env(CHILD_COMMAND_LINE, "harness lsp --stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the process starts");
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let send = |stdin: &mut std::process::ChildStdin, message: Value| {
+        let body = message.to_string();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("the server reads");
+        stdin.flush().expect("the server reads");
+    };
+    // Skips the banner: everything before the first `Content-Length` header.
+    let mut banner = Vec::new();
+    let receive = |stdout: &mut BufReader<std::process::ChildStdout>, banner: &mut Vec<u8>| {
+        let mut line = String::new();
+        let mut length = None;
+        loop {
+            line.clear();
+            assert_ne!(
+                stdout.read_line(&mut line).expect("readable"),
+                0,
+                "the server closed its output"
+            );
+            let trimmed = line.trim_end();
+            if let Some(value) = trimmed.strip_prefix("Content-Length: ") {
+                length = Some(value.parse::<usize>().expect("a length"));
+            } else if trimmed.is_empty() && length.is_some() {
+                break;
+            } else if length.is_none() {
+                banner.extend_from_slice(line.as_bytes());
+            }
+        }
+        let mut body = vec![0; length.expect("a header")];
+        stdout.read_exact(&mut body).expect("the whole body");
+        serde_json::from_slice::<Value>(&body).expect("the body is JSON")
+    };
+    let root = "file:///nonexistent/harness-lsp-launch";
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "processId": std::process::id(), "rootUri": root, "capabilities": {},
+            "workspaceFolders": [{ "uri": root, "name": "launch" }] } }),
+    );
+    let initialized = receive(&mut stdout, &mut banner);
+    assert_eq!(initialized["id"], json!(0));
+    assert_eq!(
+        initialized["result"]["serverInfo"]["name"],
+        json!("harness")
+    );
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
+    );
+    let uri = format!("{root}/mini.harness");
+    let text = MINI.replacen(
+        "clamp01(hit_prob[c] + EPSILON)",
+        "clamp01(hit_prb[c] + EPSILON)",
+        1,
+    );
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": { "uri": uri, "languageId": "harness", "version": 1, "text": text } } }),
+    );
+    let diagnostics = loop {
+        let message = receive(&mut stdout, &mut banner);
+        if message["method"] == json!("textDocument/publishDiagnostics")
+            && message["params"]["uri"] == json!(uri)
+        {
+            break message["params"]["diagnostics"].clone();
+        }
+    };
+    assert_eq!(
+        codes(diagnostics.as_array().expect("a list")),
+        ["E0101"],
+        "{diagnostics}"
+    );
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "shutdown", "params": null }),
+    );
+    assert_eq!(receive(&mut stdout, &mut banner)["id"], json!(1));
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "method": "exit", "params": null }),
+    );
+    let status = child.wait().expect("the server exits");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .expect("readable");
+    assert!(status.success(), "exit status {status}, stderr: {stderr}");
+    assert!(
+        String::from_utf8_lossy(&banner).trim() == "running 1 test",
+        "only the test harness's banner precedes the first message: {:?}",
+        String::from_utf8_lossy(&banner)
+    );
+}

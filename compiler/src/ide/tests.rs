@@ -1,0 +1,123 @@
+//! The editor queries on small workspaces, below the language server's JSON-RPC.
+
+use super::*;
+
+const PLANNER: &str = "\
+harness demo.planner
+
+layer belief {
+  state { n: Int = 0 }
+  /// How often to lie.
+  tunable lie_rate: Float = 0.1 in 0.0..=1.0
+  computed total: Int = n * 2
+  action bump() {
+    if n > 1 {
+      let hidden = n + 1
+      patch n += hidden
+    }
+    let after = n * 3
+    patch n += after
+  }
+  decide { when total < 100 => bump() }
+}
+";
+
+fn workspace(files: &[(&str, &str)]) -> Workspace {
+    let mut ws = Workspace::new(SignatureSet::default());
+    for (path, text) in files {
+        ws.set_file(path, text);
+    }
+    ws
+}
+
+/// The byte offset `delta` bytes into the `nth` occurrence of `needle`.
+fn at(text: &str, needle: &str, nth: usize, delta: u32) -> u32 {
+    let (offset, _) = text
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("`{needle}` occurs {} times", nth + 1));
+    offset as u32 + delta
+}
+
+fn labels(items: &[Completion]) -> Vec<&str> {
+    items.iter().map(|c| c.label.as_str()).collect()
+}
+
+#[test]
+fn the_planner_checks_clean() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    let errors: Vec<_> = ws
+        .file_diagnostics("planner.harness")
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_second_file_with_the_same_header_keeps_its_diagnostics_and_answers() {
+    // Files are taken in path order: `second` is the one whose header repeats.
+    let copy = PLANNER.replace("patch n += after", "patch n += aftr");
+    let ws = workspace(&[("a/planner.harness", PLANNER), ("a/second.harness", &copy)]);
+    let diagnostics = ws.file_diagnostics("a/second.harness");
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0105", "E0101"], "{diagnostics:?}");
+    // The duplicate is reported on the header's path, not at 1:1.
+    let header = at(&copy, "demo.planner", 0, 0);
+    assert_eq!(diagnostics[0].span.start, header);
+    assert_eq!(
+        diagnostics[0].span.end,
+        header + "demo.planner".len() as u32
+    );
+    assert!(
+        ws.file_diagnostics("a/planner.harness")
+            .iter()
+            .all(|d| !d.is_error())
+    );
+    // Hover and completion still answer in the second file.
+    let hover = hover(&ws, "a/second.harness", at(&copy, "total <", 0, 1)).expect("a hover");
+    assert!(hover.markdown.contains("computed total: Int"), "{hover:?}");
+    let items = completions(&ws, "a/second.harness", at(&copy, "aftr", 0, 2));
+    assert!(labels(&items).contains(&"after"), "{:?}", labels(&items));
+}
+
+#[test]
+fn hover_on_a_tunable_names_the_keyword_once() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    let hover = hover(&ws, "planner.harness", at(PLANNER, "lie_rate", 0, 2)).expect("a hover");
+    assert!(
+        hover
+            .markdown
+            .starts_with("```harness\ntunable lie_rate: Float = 0.1 in 0.0..=1.0\n```"),
+        "{}",
+        hover.markdown
+    );
+    assert!(hover.markdown.contains("How often to lie."));
+}
+
+#[test]
+fn hover_on_a_local_declaration_shows_its_type() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    for (needle, ty) in [("hidden =", "Int"), ("after =", "Int")] {
+        let hover = hover(&ws, "planner.harness", at(PLANNER, needle, 0, 1)).expect("a hover");
+        let name = needle.split(' ').next().unwrap_or_default();
+        assert_eq!(
+            hover.markdown,
+            format!("```harness\n{name}: {ty}\n```"),
+            "hover on the declaration of `{name}`"
+        );
+    }
+}
+
+#[test]
+fn completion_offers_only_the_locals_in_scope() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    let path = "planner.harness";
+    // Inside the `if` block: `hidden` is in scope.
+    let inside = completions(&ws, path, at(PLANNER, "patch n += hidden", 0, 11));
+    assert!(labels(&inside).contains(&"hidden"), "{:?}", labels(&inside));
+    // After the block closed: `hidden` is not, `after` is.
+    let after = completions(&ws, path, at(PLANNER, "patch n += after", 0, 11));
+    assert!(!labels(&after).contains(&"hidden"), "{:?}", labels(&after));
+    assert!(labels(&after).contains(&"after"), "{:?}", labels(&after));
+}
