@@ -150,10 +150,13 @@ pub struct LayerInfo {
     pub uses: BTreeSet<String>,
     /// Its `machine`s as written: the field and the edges by variant name (`None`: from `*`),
     /// so that any member can prove its literal transitions.
-    pub machines: Vec<(String, Vec<(Option<String>, String)>)>,
+    pub machines: Vec<WrittenMachine>,
     /// Where its name is written.
     pub at: Location,
 }
+
+/// A machine as written: its field, and its edges by variant name (`None`: from every state).
+pub type WrittenMachine = (String, Vec<(Option<String>, String)>);
 
 /// The edges of a machine declaration by variant name: `A -> B -> C` gives A→B and B→C, and
 /// `* -> D` gives an edge into D from every state.

@@ -218,7 +218,7 @@ struct Checker<'a> {
     /// For each local of the frame, by [`LocalId`], its declaration in [`Names::locals`].
     decl_of: Vec<usize>,
     /// The chunk's machines as written: field and edges by variant name (`None`: from `*`).
-    machines: Vec<(String, Vec<(Option<String>, String)>)>,
+    machines: Vec<crate::env::WrittenMachine>,
     /// What the enclosing guards prove about machine fields: (field, variant) pairs.
     known_states: Vec<(String, String)>,
 }
