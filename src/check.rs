@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
+use harness_runtime::ErrorCode as RuntimeCode;
 
 use crate::Format;
 use crate::render;
@@ -53,9 +54,16 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             let info = code.info();
             println!("{}  {}", info.code, info.title);
         }
+        for code in RuntimeCode::ALL {
+            println!("{}  {}", code.code(), code.explanation().0);
+        }
         return ExitCode::SUCCESS;
     }
     let text = code.unwrap_or_default();
+    if let Some(code) = RuntimeCode::from_code(&text.trim().to_ascii_uppercase()) {
+        print!("{}", runtime_page(code));
+        return ExitCode::SUCCESS;
+    }
     match Code::parse(text) {
         Some(code) => {
             print!("{}", code.info().page());
@@ -68,4 +76,14 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The explanation page of a runtime error code: its title, when it happens and what to do.
+fn runtime_page(code: RuntimeCode) -> String {
+    let (title, text) = code.explanation();
+    format!(
+        "{}: {title} (a runtime error, reported by `harness run` and `harness ablate` and \
+         recorded in traces)\n\n{text}\n",
+        code.code()
+    )
 }

@@ -1,5 +1,6 @@
 //! `harness fmt [--check] PATH...`: rewrites `.harness` files in the canonical layout, or checks
-//! that they already are.
+//! that they already are (printing what would change as a diff); `harness fmt -` formats
+//! standard input to standard output, for editors that pipe a buffer through a formatter.
 //!
 //! The formatting itself is [`harness_grammar::format::format`]; this module finds the files,
 //! reads and writes them, and reports. A file is replaced atomically (written to a temporary
@@ -8,23 +9,30 @@
 //! `file:line:col: message`.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use harness_grammar::diff::unified;
 use harness_grammar::format::{FormatError, format, line_col};
 
 /// Formats the `.harness` files named by `paths`: files as given, directories searched
 /// recursively for `*.harness` (symbolic links to directories are not followed). No path means
 /// the current directory.
 ///
-/// With `check`, nothing is written: the files that would change are printed, one per line, on
-/// standard output. Problems (unreadable or non-UTF-8 files, syntax errors, failed writes) are
+/// With `check`, nothing is written: for each file that would change, a unified diff from the
+/// file to its formatted text is printed on standard output. The one path `-` is standard input,
+/// formatted to standard output (with `check`, its diff). Problems (unreadable or non-UTF-8 files, syntax errors, failed writes) are
 /// reported on standard error and the run continues with the next file.
 ///
 /// Exits with success when every file is formatted (or, with `check`, already was), and with
 /// failure (1) otherwise.
 pub fn run(paths: &[PathBuf], check: bool) -> ExitCode {
+    if let [path] = paths
+        && path.as_os_str() == "-"
+    {
+        return format_stdin(check);
+    }
     let default = [PathBuf::from(".")];
     let roots = if paths.is_empty() {
         &default[..]
@@ -55,6 +63,49 @@ pub fn run(paths: &[PathBuf], check: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Formats standard input to standard output; with `check`, prints the diff instead and fails
+/// when there is one.
+fn format_stdin(check: bool) -> ExitCode {
+    let mut text = String::new();
+    if let Err(error) = io::stdin().read_to_string(&mut text) {
+        eprintln!("<stdin>: cannot read: {error}");
+        return ExitCode::FAILURE;
+    }
+    let Some(formatted) = format_text("<stdin>", &text) else {
+        return ExitCode::FAILURE;
+    };
+    if !check {
+        print!("{formatted}");
+        return ExitCode::SUCCESS;
+    }
+    if formatted == text {
+        return ExitCode::SUCCESS;
+    }
+    print!(
+        "{}",
+        unified("<stdin>", "<stdin> (formatted)", &text, &formatted, 3)
+    );
+    ExitCode::FAILURE
+}
+
+/// The formatted text, or `None` after reporting why `name` cannot be formatted.
+fn format_text(name: &str, text: &str) -> Option<String> {
+    match format(text) {
+        Ok(formatted) => Some(formatted),
+        Err(FormatError::Syntax(errors)) => {
+            for error in errors {
+                let (line, col) = line_col(text, error.span.start);
+                eprintln!("{name}:{line}:{col}: {}", error.message);
+            }
+            None
+        }
+        Err(error @ FormatError::Unstable(_)) => {
+            eprintln!("{name}: {error}; left unchanged");
+            None
+        }
     }
 }
 
@@ -113,25 +164,18 @@ fn format_file(path: &Path, check: bool) -> Outcome {
         eprintln!("{}: not UTF-8 text; left unchanged", path.display());
         return Outcome::Failed;
     };
-    let formatted = match format(&text) {
-        Ok(formatted) => formatted,
-        Err(FormatError::Syntax(errors)) => {
-            for error in errors {
-                let (line, col) = line_col(&text, error.span.start);
-                eprintln!("{}:{line}:{col}: {}", path.display(), error.message);
-            }
-            return Outcome::Failed;
-        }
-        Err(error @ FormatError::Unstable(_)) => {
-            eprintln!("{}: {error}; left unchanged", path.display());
-            return Outcome::Failed;
-        }
+    let name = path.display().to_string();
+    let Some(formatted) = format_text(&name, &text) else {
+        return Outcome::Failed;
     };
     if formatted == text {
         return Outcome::Unchanged;
     }
     if check {
-        println!("{}", path.display());
+        print!(
+            "{}",
+            unified(&name, &format!("{name} (formatted)"), &text, &formatted, 3)
+        );
         return Outcome::Changed;
     }
     match write_atomically(path, formatted.as_bytes()) {

@@ -103,8 +103,16 @@ fn capabilities() -> lsp::ServerCapabilities {
             ..Default::default()
         }),
         document_symbol_provider: Some(lsp::OneOf::Left(true)),
-        rename_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        signature_help_provider: Some(lsp::SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".to_owned(), ",".to_owned()]),
+            ..Default::default()
+        }),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        document_range_formatting_provider: Some(lsp::OneOf::Left(true)),
         code_action_provider: Some(lsp::CodeActionProviderCapability::Simple(true)),
         semantic_tokens_provider: Some(
             lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
@@ -212,7 +220,10 @@ impl Server {
             "textDocument/completion" => to_value(self.completion(parse(params)?)?),
             "textDocument/documentSymbol" => to_value(self.document_symbols(parse(params)?)?),
             "textDocument/rename" => to_value(self.rename(parse(params)?)?),
+            "textDocument/prepareRename" => to_value(self.prepare_rename(parse(params)?)?),
+            "textDocument/signatureHelp" => to_value(self.signature_help(parse(params)?)?),
             "textDocument/formatting" => to_value(self.formatting(parse(params)?)?),
+            "textDocument/rangeFormatting" => to_value(self.range_formatting(parse(params)?)?),
             "textDocument/semanticTokens/full" => to_value(self.semantic_tokens(parse(params)?)?),
             "textDocument/codeAction" => to_value(self.code_actions(parse(params)?)?),
             _ => {
@@ -590,6 +601,84 @@ impl Server {
             changes: Some(changes),
             ..Default::default()
         }))
+    }
+
+    fn prepare_rename(
+        &self,
+        params: lsp::TextDocumentPositionParams,
+    ) -> Result<Option<lsp::PrepareRenameResponse>, Failure> {
+        let (path, text, index, offset) = self.position(&params)?;
+        match ide::prepare_rename(&self.workspace, &path, offset) {
+            Ok(span) => Ok(Some(lsp::PrepareRenameResponse::Range(
+                index.range(&text, span),
+            ))),
+            // Nothing to rename here: the protocol's answer is null, not an error.
+            Err(ide::RenameError::NoSymbol) => Ok(None),
+            Err(error) => Err((ErrorCode::RequestFailed, error.to_string())),
+        }
+    }
+
+    fn signature_help(
+        &self,
+        params: lsp::SignatureHelpParams,
+    ) -> Result<Option<lsp::SignatureHelp>, Failure> {
+        let (path, _, _, offset) = self.position(&params.text_document_position_params)?;
+        let Some(help) = ide::signature_help(&self.workspace, &path, offset) else {
+            return Ok(None);
+        };
+        // Parameter offsets count UTF-16 code units of the label.
+        let utf16 = |end: u32| help.label[..end as usize].encode_utf16().count() as u32;
+        let parameters = help
+            .params
+            .iter()
+            .map(|&(start, end)| lsp::ParameterInformation {
+                label: lsp::ParameterLabel::LabelOffsets([utf16(start), utf16(end)]),
+                documentation: None,
+            })
+            .collect();
+        let documentation = (!help.docs.is_empty()).then(|| {
+            lsp::Documentation::MarkupContent(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value: help.docs.clone(),
+            })
+        });
+        Ok(Some(lsp::SignatureHelp {
+            signatures: vec![lsp::SignatureInformation {
+                label: help.label.clone(),
+                documentation,
+                parameters: Some(parameters),
+                active_parameter: Some(help.active),
+            }],
+            active_signature: Some(0),
+            active_parameter: Some(help.active),
+        }))
+    }
+
+    fn range_formatting(
+        &self,
+        params: lsp::DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<lsp::TextEdit>>, Failure> {
+        let (_, text, index) = self.document(&params.text_document.uri)?;
+        let end_of_text = text.len() as u32;
+        let start = index
+            .offset(&text, params.range.start)
+            .unwrap_or(end_of_text);
+        let end = index.offset(&text, params.range.end).unwrap_or(end_of_text);
+        let range = harness_grammar::Span {
+            start,
+            end: end.max(start),
+        };
+        let edits = ide::format_range(&text, range)
+            .map_err(|e| (ErrorCode::RequestFailed, format!("not formatted: {e}")))?;
+        Ok(Some(
+            edits
+                .into_iter()
+                .map(|(span, new_text)| lsp::TextEdit {
+                    range: index.range(&text, span),
+                    new_text,
+                })
+                .collect(),
+        ))
     }
 
     fn formatting(

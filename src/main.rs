@@ -101,10 +101,12 @@ enum Command {
     Lens(Box<lens_cmd::LensArgs>),
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
-        /// List the files that would change and exit 1 if any; write nothing.
+        /// Print what would change, as a unified diff per file, and exit 1 if anything would;
+        /// write nothing.
         #[arg(long)]
         check: bool,
-        /// Files, or directories searched recursively for `.harness` files (default: `.`).
+        /// Files, or directories searched recursively for `.harness` files (default: `.`);
+        /// `-` alone formats standard input to standard output.
         paths: Vec<PathBuf>,
     },
     /// Run the language server on standard input and output (for editors).

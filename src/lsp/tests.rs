@@ -857,3 +857,35 @@ fn launched_with_stdio_as_vscode_languageclient_does() {
         String::from_utf8_lossy(&banner)
     );
 }
+
+#[test]
+fn signature_help_prepare_rename_and_range_formatting() {
+    let mut client = Client::start();
+    client.open(URI, MINI);
+    let help = client.call(
+        "textDocument/signatureHelp",
+        text_position(URI, at(MINI, "clamp01(hit_prob[c]", 0, 8)),
+    );
+    let signature = &help["signatures"][0];
+    assert!(
+        signature["label"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("fn clamp01(")),
+        "{help}"
+    );
+    assert_eq!(help["activeParameter"], json!(0));
+    let range = client.call(
+        "textDocument/prepareRename",
+        text_position(URI, at(MINI, "clamp01(hit_prob[c]", 0, 2)),
+    );
+    assert_eq!(range["start"], at(MINI, "clamp01(hit_prob[c]", 0, 0));
+    assert_eq!(range["end"], at(MINI, "clamp01(hit_prob[c]", 0, 7));
+    // The example is formatted, so no range of it needs an edit.
+    let edits = client.call(
+        "textDocument/rangeFormatting",
+        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 2, "insertSpaces": true },
+                "range": { "start": position(MINI, 0), "end": position(MINI, MINI.len()) } }),
+    );
+    assert_eq!(edits, json!([]));
+    client.shutdown();
+}
