@@ -14,4 +14,5 @@ pub mod lens;
 pub mod load;
 pub mod plan;
 pub mod plot;
+pub mod provision;
 pub mod report;

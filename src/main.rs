@@ -12,6 +12,7 @@ mod games_cmd;
 mod lens_cmd;
 mod llm_args;
 mod lsp;
+mod provision_cmd;
 mod render;
 mod run;
 
@@ -99,6 +100,14 @@ enum Command {
     /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
     /// run or the episode or arm is missing.
     Lens(Box<lens_cmd::LensArgs>),
+    /// From a level sweep (a run of `harness ablate` whose cumulative stacks are the levels):
+    /// the per-class mean score over levels on the construction instances, and each class's
+    /// floor (the smallest level within ε of its best) for several ε.
+    Map(Box<provision_cmd::MapArgs>),
+    /// From a level sweep: the provisioning policies (full, lookup by the map, escalation on a
+    /// failed self-check, oracles) on the test instances, with score, cost relative to full
+    /// provision, escalations, attempts and a paired bootstrap interval against full.
+    Provision(Box<provision_cmd::ProvisionArgs>),
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// Print what would change, as a unified diff per file, and exit 1 if anything would;
@@ -131,8 +140,8 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Output formats of `harness check`.
-#[derive(Clone, Copy, ValueEnum)]
+/// Output formats of `harness check`, `harness map` and `harness provision`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
     Human,
@@ -223,6 +232,8 @@ fn run_cli(cli: Cli) -> ExitCode {
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
+        Command::Map(args) => provision_cmd::run_map(&args),
+        Command::Provision(args) => provision_cmd::run_provision(&args),
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),

@@ -372,6 +372,223 @@ pub fn series(
     out
 }
 
+/// One policy of an accuracy–cost trade-off: its cost relative to a reference, its score and
+/// spread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TradeOff {
+    /// The policy's label.
+    pub label: String,
+    /// Its cost relative to the reference (1 = the reference's).
+    pub cost: f64,
+    /// Its score, in [0, 1].
+    pub value: f64,
+    /// The ± spread drawn as a whisker.
+    pub spread: f64,
+    /// Drawn hollow and kept off the frontier (an oracle: a ceiling, not a choice).
+    pub hollow: bool,
+}
+
+/// The Pareto frontier of the filled points: cheapest first, each strictly better than every
+/// cheaper one.
+fn frontier(points: &[TradeOff]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).filter(|&i| !points[i].hollow).collect();
+    order.sort_by(|&a, &b| {
+        points[a]
+            .cost
+            .total_cmp(&points[b].cost)
+            .then(points[b].value.total_cmp(&points[a].value))
+    });
+    let mut best = f64::NEG_INFINITY;
+    order
+        .into_iter()
+        .filter(|&i| {
+            let better = points[i].value > best + 1e-12;
+            if better {
+                best = points[i].value;
+            }
+            better
+        })
+        .collect()
+}
+
+/// An accuracy–cost scatter of policies with the Pareto frontier of the filled points dashed
+/// (the MCI paper's Figure 4). The axes span the data with a margin; the reference cost 1 is a
+/// dotted vertical line.
+pub fn trade_off(title: &str, x_label: &str, y_label: &str, points: &[TradeOff]) -> String {
+    let height = 420.0;
+    let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
+    let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT - 90.0;
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let (x_lo, x_hi) = points
+        .iter()
+        .map(|p| finite(p.cost))
+        .chain([1.0])
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (y_lo, y_hi) = points
+        .iter()
+        .flat_map(|p| [finite(p.value - p.spread), finite(p.value + p.spread)])
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let pad = |lo: f64, hi: f64, floor: f64| {
+        let span = (hi - lo).max(0.05);
+        ((lo - 0.1 * span).max(floor), hi + 0.1 * span)
+    };
+    let (x_lo, x_hi) = pad(x_lo, x_hi, 0.0);
+    let (y_lo, y_hi) = pad(y_lo, y_hi, 0.0);
+    let x = |v: f64| MARGIN_LEFT + plot_w * (finite(v) - x_lo) / (x_hi - x_lo);
+    let y = |v: f64| MARGIN_TOP + plot_h * (1.0 - (finite(v) - y_lo) / (y_hi - y_lo));
+    let mut out = String::new();
+    header(&mut out, height, title);
+    for step in 0..=5 {
+        let v = y_lo + (y_hi - y_lo) * f64::from(step) / 5.0;
+        let _ = writeln!(
+            out,
+            "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{v:.2}</text>",
+            MARGIN_LEFT + plot_w,
+            MARGIN_LEFT - 6.0,
+            y(v) + 4.0,
+            y0 = y(v),
+        );
+        let u = x_lo + (x_hi - x_lo) * f64::from(step) / 5.0;
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{u:.2}</text>",
+            x(u),
+            MARGIN_TOP + plot_h + 16.0,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line x1=\"{x1:.1}\" x2=\"{x1:.1}\" y1=\"{MARGIN_TOP}\" y2=\"{:.1}\" stroke=\"{NEUTRAL}\" \
+         stroke-dasharray=\"2 3\"/>",
+        MARGIN_TOP + plot_h,
+        x1 = x(1.0),
+    );
+    let _ = writeln!(
+        out,
+        "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
+         {FONT}>{}</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" \
+         {FONT}>{}</text>",
+        MARGIN_TOP + plot_h / 2.0,
+        escape(y_label),
+        MARGIN_LEFT + plot_w / 2.0,
+        height - MARGIN_BOTTOM + 40.0,
+        escape(x_label),
+    );
+    let path: Vec<String> = frontier(points)
+        .into_iter()
+        .map(|i| format!("{:.1},{:.1}", x(points[i].cost), y(points[i].value)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{NEGATIVE}\" stroke-width=\"1.5\" \
+         stroke-dasharray=\"6 4\"/>",
+        path.join(" ")
+    );
+    for point in points {
+        let (cx, cy) = (x(point.cost), y(point.value));
+        if point.spread > 0.0 {
+            let _ = writeln!(
+                out,
+                "<line x1=\"{cx:.1}\" x2=\"{cx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{NEUTRAL}\" \
+                 stroke-width=\"1.5\"/>",
+                y(point.value - point.spread),
+                y(point.value + point.spread),
+            );
+        }
+        let fill = if point.hollow { "white" } else { POSITIVE };
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5\" fill=\"{fill}\" stroke=\"{POSITIVE}\" \
+             stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" {FONT}>{}</text>",
+            cx + 8.0,
+            cy + 4.0,
+            escape(&point.label),
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A heat map of values in [0, 1], rows by columns, with at most one outlined cell per row (the
+/// MCI paper's Figure 3: classes by levels, the floor outlined). A missing value is a grey cell.
+pub fn heat_map(
+    title: &str,
+    rows: &[String],
+    columns: &[String],
+    values: &[Vec<Option<f64>>],
+    marked: &[Option<usize>],
+) -> String {
+    let cell_w = 80.0;
+    let cell_h = 26.0;
+    let left = 110.0;
+    let height = MARGIN_TOP + 30.0 + cell_h * rows.len() as f64 + 40.0;
+    let mut out = String::new();
+    header(&mut out, height, title);
+    let top = MARGIN_TOP + 20.0;
+    for (k, column) in columns.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
+            left + cell_w * (k as f64 + 0.5),
+            top - 6.0,
+            escape(column),
+        );
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let ry = top + cell_h * i as f64;
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"12\" {FONT}>{}</text>",
+            left - 8.0,
+            ry + cell_h / 2.0 + 4.0,
+            escape(row),
+        );
+        for k in 0..columns.len() {
+            let value = values.get(i).and_then(|r| r.get(k)).copied().flatten();
+            let cx = left + cell_w * k as f64;
+            // White at 0 to the positive colour at 1; text flips to white on dark cells.
+            let (fill, ink, text) = match value {
+                Some(v) => {
+                    let v = v.clamp(0.0, 1.0);
+                    let mix = |full: u8| (255.0 - (255.0 - f64::from(full)) * v).round() as u8;
+                    (
+                        format!("#{:02x}{:02x}{:02x}", mix(0x2b), mix(0x7b), mix(0xb9)),
+                        if v > 0.6 { "white" } else { "black" },
+                        format!("{v:.2}"),
+                    )
+                }
+                None => ("#dddddd".to_string(), "black", "—".to_string()),
+            };
+            let _ = writeln!(
+                out,
+                "<rect x=\"{cx:.1}\" y=\"{ry:.1}\" width=\"{cell_w}\" height=\"{cell_h}\" \
+                 fill=\"{fill}\" stroke=\"white\"/><text x=\"{:.1}\" y=\"{:.1}\" \
+                 text-anchor=\"middle\" font-size=\"11\" fill=\"{ink}\" {FONT}>{text}</text>",
+                cx + cell_w / 2.0,
+                ry + cell_h / 2.0 + 4.0,
+            );
+        }
+        if let Some(k) = marked.get(i).copied().flatten() {
+            let _ = writeln!(
+                out,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" \
+                 stroke=\"{NEGATIVE}\" stroke-width=\"3\"/>",
+                left + cell_w * k as f64 + 1.5,
+                ry + 1.5,
+                cell_w - 3.0,
+                cell_h - 3.0,
+            );
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,5 +719,44 @@ mod tests {
         .collect();
         let svg = bars_with_intervals("t", "y", &bars);
         assert!(svg.contains(">without<") && svg.contains(">planning<"));
+    }
+
+    #[test]
+    fn a_trade_off_draws_every_policy_and_the_frontier_of_the_filled_ones() {
+        let point = |label: &str, cost: f64, value: f64, hollow: bool| TradeOff {
+            label: label.into(),
+            cost,
+            value,
+            spread: 0.01,
+            hollow,
+        };
+        let points = vec![
+            point("full", 1.0, 0.8, false),
+            point("lookup", 0.6, 0.7, false),
+            point("worse", 0.9, 0.65, false),
+            point("oracle", 0.5, 0.9, true),
+        ];
+        assert_eq!(frontier(&points), [1, 0]);
+        let svg = trade_off("t", "cost", "score", &points);
+        assert_eq!(count(&svg, "<circle"), 4);
+        assert_eq!(
+            count(&svg, "fill=\"white\" stroke="),
+            1,
+            "the oracle is hollow"
+        );
+        assert_eq!(count(&svg, "<polyline"), 1);
+    }
+
+    #[test]
+    fn a_heat_map_outlines_one_cell_per_marked_row() {
+        let svg = heat_map(
+            "map",
+            &["I-N-S".into(), "A-F-M".into()],
+            &["k1".into(), "k2".into()],
+            &[vec![Some(0.0), Some(1.0)], vec![None, Some(0.5)]],
+            &[Some(1), None],
+        );
+        assert_eq!(count(&svg, "stroke-width=\"3\""), 1);
+        assert!(svg.contains("#2b7bb9") && svg.contains("#ffffff") && svg.contains("#dddddd"));
     }
 }
