@@ -202,11 +202,11 @@ mod tests {
         let mut out = String::new();
         let mut at = 0;
         for hunk in hunks {
-            out.extend(&a[at..hunk.old.start]);
-            out.extend(&b[hunk.new.clone()]);
+            out.extend(a[at..hunk.old.start].iter().copied());
+            out.extend(b[hunk.new.clone()].iter().copied());
             at = hunk.old.end;
         }
-        out.extend(&a[at..]);
+        out.extend(a[at..].iter().copied());
         out
     }
 
