@@ -82,6 +82,7 @@ fn syntax_diagnostic(error: &SyntaxError, text: &str, end: u32) -> Diagnostic {
         SyntaxErrorKind::RecordInCondition => Code::RecordInCondition,
         SyntaxErrorKind::ArgumentOrder => Code::ArgumentOrder,
         SyntaxErrorKind::TooDeep => Code::TooDeep,
+        SyntaxErrorKind::TooLong => Code::TooLong,
     };
     let at = text.get(span.start as usize..).unwrap_or_default();
     if error.kind == SyntaxErrorKind::UnexpectedToken && starts_with_word(at, "emit") {
