@@ -11,7 +11,8 @@ use crate::Format;
 use crate::render;
 
 /// Loads the files, checks them and prints the diagnostics.
-pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
+/// With `quiet`, only errors are printed (in either format), without the summary line.
+pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -34,9 +35,19 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
         eprintln!("error: {problem}");
     }
     let diagnostics = workspace.diagnostics();
+    let shown: Vec<_> = if quiet {
+        diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect()
+    } else {
+        diagnostics.clone()
+    };
     match format {
-        Format::Human => render::human(&diagnostics, files.len()),
-        Format::Json => println!("{}", render::json(&diagnostics)),
+        Format::Human if quiet => render::diagnostics(&shown),
+        Format::Human => render::human(&shown, files.len()),
+        Format::Json => println!("{}", render::json(&shown)),
     }
     // The process ends here: freeing every memo table one by one would only delay the exit.
     std::mem::forget(workspace);

@@ -171,6 +171,13 @@ impl ErrorCode {
                  range.\n\nFix: `harness check` the harness and compare the names and ranges it \
                  declares with the switches given.",
             ),
+            ErrorCode::BadTransition => (
+                "a transition that the machine does not declare",
+                "A `patch` moved a state field that a `machine` governs from one state to another \
+                 along no edge the machine declares (the checker proves the literal ones, E0303; \
+                 this one was computed).\n\nFix: add the edge to the machine, or guard the patch \
+                 so that it only runs from a state that has the edge.",
+            ),
         }
     }
 
