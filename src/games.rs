@@ -25,6 +25,12 @@ impl Registry {
             .with(harness_search::LineSearch)
             .with(harness_mci::game::Mci(harness_mci::suite::Domain::Cooling))
             .with(harness_mci::game::Mci(harness_mci::suite::Domain::Grid))
+            .with(harness_procedure::Procedure(
+                harness_procedure::Task::FinanceEcl,
+            ))
+            .with(harness_procedure::Procedure(
+                harness_procedure::Task::LegalClause,
+            ))
     }
 
     /// The registry with one more game (a later game of the same name replaces an earlier one).

@@ -12,6 +12,7 @@
 //!
 //! Every view is data first ([`Shown`]: text, JSON, CSV and a figure), rendered by the caller.
 
+pub mod determinism;
 pub mod turns;
 
 use std::collections::BTreeMap;
@@ -1210,5 +1211,71 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
         json: json!({"a": run.id(), "b": other.id(), "metrics": metrics, "arms": arms, "arm": run.arm_name(arm), "instances": instances}),
         csv,
         svg,
+    })
+}
+
+/// `harness lens determinism`: the reproducibility of each arm's runs (see
+/// [`determinism`](mod@determinism)).
+pub fn determinism_view(path: &Path, options: &determinism::Options) -> Result<Shown, String> {
+    let run = Run::open(path)?;
+    let primary = run
+        .report
+        .primary()
+        .map(|i| run.report.metrics[i].name.clone())
+        .unwrap_or_default();
+    let arms: Vec<String> = run
+        .folder
+        .manifest()
+        .plan
+        .arms
+        .iter()
+        .map(|arm| arm.name.clone())
+        .collect();
+    let mut runs = Vec::new();
+    for (unit, _) in &run.records {
+        let events = run.events(unit)?;
+        let calls: Vec<serde_json::Value> = run
+            .folder
+            .llm_calls(unit)
+            .map_err(|error| error.to_string())?;
+        let latency = (!calls.is_empty()).then(|| {
+            calls
+                .iter()
+                .filter_map(|c| c.get("latency_ms").and_then(serde_json::Value::as_f64))
+                .sum::<f64>()
+        });
+        runs.push((
+            run.arm_name(unit.arm).to_string(),
+            unit.instance.clone(),
+            determinism::project(&events, options, &primary, latency),
+        ));
+    }
+    let report = determinism::analyse(&arms, &runs, options)?;
+    let mut csv =
+        String::from("arm,instance,n,ps,tpc,sts,oc,di,di_weighted,rr,tsr,tokens,latency_ms\n");
+    for c in &report.cells {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&c.arm),
+            csv_field(&c.instance),
+            c.n,
+            c.ps,
+            c.tpc,
+            c.sts,
+            c.oc,
+            c.di,
+            c.di_weighted,
+            c.rr,
+            c.tsr.estimate,
+            c.tokens,
+            c.latency_ms.map_or(String::new(), |l| l.to_string())
+        );
+    }
+    Ok(Shown {
+        text: determinism::text(&report),
+        json: serde_json::to_value(&report).map_err(|error| error.to_string())?,
+        csv,
+        svg: None,
     })
 }

@@ -26,6 +26,9 @@ pub enum ViewArg {
     Llm,
     /// Two runs paired over their common episodes (`--compare RUN2`).
     Compare,
+    /// How reproducible each arm's runs are: PS, TPC, STS, OC, DI, RR, TSR, tokens, latency, and
+    /// contrasts between arms; also written to RUN/determinism.json.
+    Determinism,
 }
 
 /// The flags of `harness lens`.
@@ -71,6 +74,29 @@ pub struct LensArgs {
     /// Show at most this many turns of an episode.
     #[arg(long)]
     pub max_turns: Option<usize>,
+    /// For `determinism`: the plan fields, in order of preference (the first the arm has).
+    #[arg(
+        long = "plan",
+        value_name = "FIELD,FIELD",
+        default_value = "sp.plan,agent.plan_raw"
+    )]
+    pub plan_fields: String,
+    /// For `determinism`: the state field whose values are the state sequence (arms without
+    /// it use their tool sequence).
+    #[arg(long = "state", value_name = "FIELD", default_value = "fsm.stage")]
+    pub state_field: String,
+    /// For `determinism`: the prefix of the output metrics compared field by field.
+    #[arg(long = "output", value_name = "PREFIX", default_value = "out.")]
+    pub output_prefix: String,
+    /// For `determinism`: the arms to contrast pairwise (default: every pair).
+    #[arg(long = "arms", value_name = "ARM,ARM")]
+    pub contrast_arms: Option<String>,
+    /// For `determinism`: bootstrap resamples and permutation relabellings.
+    #[arg(long, default_value_t = 10_000)]
+    pub iterations: usize,
+    /// For `determinism`: the seed of the bootstrap and the permutations.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// Runs the command.
@@ -91,6 +117,9 @@ fn run_inner(args: &LensArgs) -> Result<(), String> {
             format!("no run folder under {RUNS}; run `harness ablate` first or name a run folder")
         })?,
     };
+    if args.view == ViewArg::Determinism {
+        return determinism(args, &run);
+    }
     let request = Request {
         view: match args.view {
             ViewArg::Run => View::Run,
@@ -98,6 +127,7 @@ fn run_inner(args: &LensArgs) -> Result<(), String> {
             ViewArg::Series => View::Series,
             ViewArg::Llm => View::Llm,
             ViewArg::Compare => View::Compare,
+            ViewArg::Determinism => unreachable!("handled above"),
         },
         run,
         arm: args.arm.clone(),
@@ -130,5 +160,42 @@ fn run_inner(args: &LensArgs) -> Result<(), String> {
     if let Some(file) = &args.plot {
         eprintln!("wrote {}", file.display());
     }
+    Ok(())
+}
+
+/// `harness lens determinism`: prints the analysis and writes it to RUN/determinism.json.
+fn determinism(args: &LensArgs, run: &Path) -> Result<(), String> {
+    let list = |text: &str| -> Vec<String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    if args.iterations == 0 {
+        return Err("--iterations must be at least 1".into());
+    }
+    let options = lens::determinism::Options {
+        plan_fields: list(&args.plan_fields),
+        state_field: args.state_field.clone(),
+        output_prefix: args.output_prefix.clone(),
+        arms: args.contrast_arms.as_deref().map(list).unwrap_or_default(),
+        iterations: args.iterations,
+        seed: args.seed,
+    };
+    if args.plot.is_some() {
+        return Err("--plot draws `run`, `run --layer`, `compare` and `series --episode`; this view has no figure".into());
+    }
+    let shown = lens::determinism_view(run, &options)?;
+    let json = serde_json::to_string_pretty(&shown.json).map_err(|error| error.to_string())?;
+    let file = run.join("determinism.json");
+    std::fs::write(&file, format!("{json}\n"))
+        .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+    match args.format {
+        ReportFormat::Human => print!("{}", shown.text),
+        ReportFormat::Json => println!("{json}"),
+        ReportFormat::Csv => print!("{}", shown.csv),
+    }
+    eprintln!("wrote {}", file.display());
     Ok(())
 }

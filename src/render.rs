@@ -30,15 +30,13 @@ pub fn json(diagnostics: &[Diagnostic]) -> String {
 
 /// One diagnostic as a JSON object, with 1-based lines and columns.
 pub fn to_json(diagnostic: &Diagnostic) -> Value {
-    let text = diagnostic
-        .source
-        .as_ref()
-        .map(|s| s.text())
-        .unwrap_or_default();
-    let position = |start: u32, end: u32| {
-        let (line, column) = line_column(text, start as usize);
-        let (end_line, end_column) = line_column(text, end as usize);
-        (line, column, end_line, end_column)
+    let position = |start: u32, end: u32| match &diagnostic.source {
+        Some(source) => {
+            let (line, column) = source.line_column(start as usize);
+            let (end_line, end_column) = source.line_column(end as usize);
+            (line, column, end_line, end_column)
+        }
+        None => (1, 1, 1, 1),
     };
     let (line, column, end_line, end_column) = position(diagnostic.span.start, diagnostic.span.end);
     let labels: Vec<Value> = diagnostic

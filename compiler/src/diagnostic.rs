@@ -41,25 +41,128 @@ pub struct Label {
     pub message: String,
 }
 
-/// The text of a source file, shared between diagnostics of that file.
+/// The text of a source file, shared between diagnostics of that file, with an index of where
+/// its lines start so that placing a span costs a binary search rather than a scan of the text
+/// before it (a file with thousands of diagnostics would otherwise render in quadratic time).
 #[derive(Clone)]
 pub struct SourceText {
     name: String,
     text: Arc<str>,
+    /// The offset of every line's first byte; lines end at `\n`, `\r\n` or a lone `\r`, as in
+    /// miette's renderer and the language server protocol.
+    lines: Arc<[u32]>,
+    /// A hash of the text, so that unequal texts compare unequal without reading them.
+    hash: u64,
 }
 
 impl SourceText {
     /// Wraps a file's path and text.
     pub fn new(name: impl Into<String>, text: Arc<str>) -> Self {
+        use std::hash::{Hash, Hasher};
+        let bytes = text.as_bytes();
+        let mut lines = vec![0u32];
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\r' if bytes.get(i + 1) == Some(&b'\n') => {
+                    lines.push((i + 2) as u32);
+                    i += 1;
+                }
+                b'\r' | b'\n' => lines.push((i + 1) as u32),
+                _ => {}
+            }
+            i += 1;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
         Self {
             name: name.into(),
             text,
+            lines: lines.into(),
+            hash: hasher.finish(),
         }
     }
 
     /// The text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The 0-based line that holds byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.lines
+            .partition_point(|start| *start as usize <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The 1-based line and column (in characters) of a byte offset.
+    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.line_of(offset);
+        let start = self.lines[line] as usize;
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |before| before.chars().count());
+        (line + 1, column + 1)
+    }
+}
+
+impl SourceText {
+    /// For a span inside one very long line (a whole file on one line, say), only the part of
+    /// the line around the span, without context lines: printing the whole line with each of
+    /// thousands of diagnostics would print the file thousands of times.
+    fn clip_long_line<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        context_lines_before: usize,
+    ) -> Option<miette::MietteSpanContents<'a>> {
+        const LONG_LINE: usize = 1000;
+        const MARGIN: usize = 120;
+        let line = self.line_of(span.offset());
+        let line_start = self.lines[line] as usize;
+        let line_end = self
+            .lines
+            .get(line + 1)
+            .map_or(self.text.len(), |next| *next as usize);
+        let line_end = line_start.max(
+            line_end
+                - self.text[line_start..line_end].len().saturating_sub(
+                    self.text[line_start..line_end]
+                        .trim_end_matches(['\r', '\n'])
+                        .len(),
+                ),
+        );
+        let end = span.offset() + span.len();
+        if line_end - line_start <= LONG_LINE || end > line_end {
+            return None;
+        }
+        let floor = |mut at: usize| {
+            while !self.text.is_char_boundary(at) {
+                at -= 1;
+            }
+            at
+        };
+        let ceil = |mut at: usize| {
+            while !self.text.is_char_boundary(at) {
+                at += 1;
+            }
+            at
+        };
+        let start = if context_lines_before == 0 {
+            span.offset()
+        } else {
+            floor(span.offset().saturating_sub(MARGIN).max(line_start))
+        };
+        let stop = ceil((end + MARGIN).min(line_end)).max(end);
+        Some(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            &self.text.as_bytes()[start..stop],
+            miette::SourceSpan::new(start.into(), stop - start),
+            line,
+            start - line_start,
+            line + 1,
+        ))
     }
 }
 
@@ -72,29 +175,44 @@ impl fmt::Debug for SourceText {
 
 impl PartialEq for SourceText {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && (Arc::ptr_eq(&self.text, &other.text) || self.text == other.text)
+        self.name == other.name
+            && (Arc::ptr_eq(&self.text, &other.text)
+                || (self.hash == other.hash && self.text == other.text))
     }
 }
 
 impl Eq for SourceText {}
 
 impl miette::SourceCode for SourceText {
+    /// Hands miette only the lines around the span: miette finds lines by scanning from the
+    /// start of what it is given, so the window starts one line before the context it needs.
     fn read_span<'a>(
         &'a self,
         span: &miette::SourceSpan,
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let contents = self
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        if let Some(clipped) = self.clip_long_line(span, context_lines_before) {
+            return Ok(Box::new(clipped));
+        }
+        let first_line = self
+            .line_of(span.offset())
+            .saturating_sub(context_lines_before + 1);
+        let window_start = self.lines[first_line] as usize;
+        let window = &self.text.as_bytes()[window_start.min(self.text.len())..];
+        let local = miette::SourceSpan::new(
+            span.offset().saturating_sub(window_start).into(),
+            span.len(),
+        );
+        let contents = window.read_span(&local, context_lines_before, context_lines_after)?;
+        let found = *contents.span();
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.clone(),
             contents.data(),
-            *contents.span(),
-            contents.line(),
+            miette::SourceSpan::new((found.offset() + window_start).into(), found.len()),
+            contents.line() + first_line,
             contents.column(),
-            contents.line_count(),
+            contents.line_count() + first_line,
         )))
     }
 }
@@ -317,6 +435,38 @@ pub fn did_you_mean<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use miette::SourceCode;
+
+    #[test]
+    fn source_windows_place_spans_as_the_whole_text_does() {
+        let text = "harness a\r\n\nconst X: Int = 1\rconst Y: Int = 2\n\n  layer l {\n}\ntail";
+        let source = SourceText::new("a.harness", Arc::from(text));
+        for start in 0..text.len() {
+            for len in [0, 1, 5] {
+                for (before, after) in [(0, 0), (1, 1), (2, 3)] {
+                    let span = miette::SourceSpan::new(start.into(), len.min(text.len() - start));
+                    let whole = text.read_span(&span, before, after);
+                    let window = source.read_span(&span, before, after);
+                    match (whole, window) {
+                        (Ok(whole), Ok(window)) => {
+                            assert_eq!(whole.data(), window.data(), "{start} {len}");
+                            assert_eq!(whole.span(), window.span(), "{start} {len}");
+                            assert_eq!(whole.line(), window.line(), "{start} {len}");
+                            assert_eq!(whole.column(), window.column(), "{start} {len}");
+                            assert_eq!(whole.line_count(), window.line_count());
+                        }
+                        (Err(_), Err(_)) => {}
+                        (whole, window) => {
+                            panic!("{start} {len}: {:?} {:?}", whole.is_ok(), window.is_ok())
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(source.line_column(0), (1, 1));
+        assert_eq!(source.line_column(12), (3, 1));
+        assert_eq!(source.line_column(text.len()), (8, 5));
+    }
 
     #[test]
     fn suggests_close_names_only() {

@@ -2164,6 +2164,11 @@ impl Walker<'_, '_> {
     }
 
     fn expr(&mut self, expr: &ast::Expr) {
+        harness_grammar::stack::guarded(|| self.expr_here(expr));
+    }
+
+    /// [`Self::expr`] on the current stack segment.
+    fn expr_here(&mut self, expr: &ast::Expr) {
         use ast::ExprKind as E;
         match &expr.kind {
             E::Int(_) | E::Float(_) | E::Bool(_) | E::String(_) | E::Error => {}

@@ -82,6 +82,7 @@ fn syntax_diagnostic(error: &SyntaxError, end: u32) -> Diagnostic {
         SyntaxErrorKind::RecordInCondition => Code::RecordInCondition,
         SyntaxErrorKind::ArgumentOrder => Code::ArgumentOrder,
         SyntaxErrorKind::TooDeep => Code::TooDeep,
+        SyntaxErrorKind::TooLong => Code::TooLong,
     };
     let diagnostic = Diagnostic::new(code, span, error.message.clone());
     match &error.expected {

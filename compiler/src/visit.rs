@@ -55,6 +55,11 @@ macro_rules! visitor {
 
             /// Visits the span and the parts of an expression.
             pub fn expr<V: $visit + ?Sized>(v: &mut V, expr: &$($mut)? Expr) {
+                harness_grammar::stack::guarded(|| expr_kind(v, expr))
+            }
+
+            /// [`expr`] on the current stack segment.
+            fn expr_kind<V: $visit + ?Sized>(v: &mut V, expr: &$($mut)? Expr) {
                 use ir::ExprKind as K;
                 v.span(&$($mut)? expr.span);
                 match &$($mut)? expr.kind {

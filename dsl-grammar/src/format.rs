@@ -228,6 +228,11 @@ enum Doc {
 impl Doc {
     /// True when the document contains a line break that no layout can avoid.
     fn forces_break(&self) -> bool {
+        crate::stack::guarded(|| self.forces_break_here())
+    }
+
+    /// [`Doc::forces_break`] on the current stack segment.
+    fn forces_break_here(&self) -> bool {
         match self {
             Doc::Text(_) | Doc::Line | Doc::SoftLine | Doc::IfBreak(_) => false,
             Doc::HardLine | Doc::BlankLine | Doc::LeadingComment(..) | Doc::TrailingComment(_) => {
@@ -1405,6 +1410,11 @@ impl<'t> Printer<'t> {
     /// An expression, after the comments before it. `no_record` is true where a record literal
     /// must be parenthesized (directly in a condition).
     fn expr(&mut self, expr: &Expr, no_record: bool) -> Doc {
+        crate::stack::guarded(|| self.expr_with_comments(expr, no_record))
+    }
+
+    /// [`Printer::expr`] on the current stack segment.
+    fn expr_with_comments(&mut self, expr: &Expr, no_record: bool) -> Doc {
         let mut docs = Vec::new();
         self.flush(expr.span.start, false, &mut docs);
         docs.push(self.expr_kind(expr, no_record));

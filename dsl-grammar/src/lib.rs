@@ -12,10 +12,11 @@ pub mod ast;
 pub mod format;
 pub mod lexer;
 mod parser;
+pub mod stack;
 
 pub use ast::Span;
 pub use lexer::{Token, TokenKind, lex};
-pub use parser::MAX_DEPTH;
+pub use parser::{MAX_DEPTH, MAX_HEIGHT};
 
 use serde::Serialize;
 
@@ -67,6 +68,9 @@ pub enum SyntaxErrorKind {
     ArgumentOrder,
     /// Nesting deeper than [`MAX_DEPTH`]; the rest of the file is not parsed.
     TooDeep,
+    /// An item whose tree would be higher than [`MAX_HEIGHT`] (long chains of
+    /// operators, calls, fields, indexes or `else if` arms); the rest of the file is not parsed.
+    TooLong,
 }
 
 /// Parses a whole file. Never panics and never fails.

@@ -37,6 +37,12 @@ use TokenKind as K;
 /// stack of a test or worker thread even in debug builds.
 pub const MAX_DEPTH: usize = 128;
 
+/// The greatest height of the tree of one item that the parser builds. Chains (`a + b + c`,
+/// `x.f().g()`, `a[0][1]`, `else if` arms) are parsed in loops, but each link nests the tree
+/// one level deeper, and every later stage walks the tree recursively; this bound keeps those
+/// walks (and dropping the tree) inside the stack. Nesting counts here too.
+pub const MAX_HEIGHT: usize = 1000;
+
 /// Marker for "an error has been recorded; recover".
 #[derive(Debug)]
 pub(crate) struct Reported;
@@ -88,7 +94,23 @@ pub(crate) struct Parser<'t> {
     /// have been reported already.
     lexical_reported_until: u32,
     depth: usize,
+    /// The level of the node being parsed, counted from the base of the innermost chain's
+    /// operand: nesting raises it by one. A finished expression parsed from level `e` has a
+    /// tree of height at most `peak - e + 1` (see [`Parser::chain`]).
+    height: usize,
+    /// The greatest level reached since the start of the innermost chain operand being parsed.
+    peak: usize,
     abandoned: bool,
+}
+
+/// The state of a chain being parsed (see [`Parser::chain`]).
+struct Chain {
+    /// The height the chain started at.
+    base: usize,
+    /// The links so far.
+    links: usize,
+    /// `max(h0, 1 + max(hk - k))` over the operands counted so far.
+    best: usize,
 }
 
 impl<'t> Parser<'t> {
@@ -144,6 +166,8 @@ impl<'t> Parser<'t> {
             error_starts: HashSet::new(),
             lexical_reported_until: 0,
             depth: 0,
+            height: 0,
+            peak: 0,
             abandoned: false,
         }
     }
@@ -358,6 +382,13 @@ impl<'t> Parser<'t> {
     /// missing closer.
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
+        self.height += 1;
+        self.peak = self.peak.max(self.height);
+        if self.height > MAX_HEIGHT {
+            self.depth -= 1;
+            self.height -= 1;
+            return Err(self.too_long());
+        }
         if self.depth > MAX_DEPTH {
             let tok = self.tok();
             self.report(
@@ -369,6 +400,7 @@ impl<'t> Parser<'t> {
             self.abandoned = true;
             self.pos = self.toks.len() - 1;
             self.depth -= 1;
+            self.height -= 1;
             return Err(Reported);
         }
         Ok(())
@@ -376,9 +408,87 @@ impl<'t> Parser<'t> {
 
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         self.enter()?;
-        let result = f(self);
+        let result = crate::stack::guarded(|| f(self));
         self.depth -= 1;
+        self.height -= 1;
         result
+    }
+
+    /// Parses a chain: `f` parses the first operand, then calls [`Parser::link`] before each
+    /// further link. The tree of a left-nested chain with operands of heights `h0, h1, ..., hn`
+    /// has height `n + max(h0, 1 + max(hk - k))`; each operand's height is measured as the peak
+    /// its parse reaches above the chain's base, so operands (call arguments, closures) do not
+    /// add up, while a chain whose first operand is already deep (`((a + b) + c) + d`) is
+    /// bounded by the whole tree's height, not by its own length alone.
+    fn chain<T>(&mut self, f: impl FnOnce(&mut Self, &mut Chain) -> PResult<T>) -> PResult<T> {
+        let saved_peak = self.peak;
+        let mut chain = Chain {
+            base: self.height,
+            links: 0,
+            best: 0,
+        };
+        self.peak = self.height;
+        let result = f(self, &mut chain);
+        let height = self.fold(&mut chain);
+        self.height = chain.base;
+        self.peak = saved_peak.max(chain.base + height - 1);
+        if result.is_ok() && chain.base + height - 1 > MAX_HEIGHT {
+            return Err(self.too_long());
+        }
+        result
+    }
+
+    /// Counts the operand just parsed into `chain`; returns the chain's height so far.
+    fn fold(&mut self, chain: &mut Chain) -> usize {
+        let operand = self.peak + 1 - chain.base;
+        chain.best = if chain.links == 0 {
+            operand
+        } else {
+            chain.best.max((1 + operand).saturating_sub(chain.links))
+        };
+        chain.links + chain.best
+    }
+
+    /// One more link of the chain being parsed, before its operand (if any) is parsed.
+    fn link(&mut self, chain: &mut Chain) -> PResult<()> {
+        self.fold(chain);
+        chain.links += 1;
+        if chain.base + chain.links + chain.best - 1 > MAX_HEIGHT {
+            return Err(self.too_long());
+        }
+        self.height = chain.base;
+        self.peak = chain.base;
+        Ok(())
+    }
+
+    /// One more link of a chain that nests to the right, such as the arms of an `else if`
+    /// chain: what follows sits one level below what came before, beside (not above) the
+    /// earlier arms' contents.
+    fn deeper(&mut self) -> PResult<()> {
+        self.height += 1;
+        self.peak = self.peak.max(self.height);
+        if self.height > MAX_HEIGHT {
+            return Err(self.too_long());
+        }
+        Ok(())
+    }
+
+    /// Reports an item whose tree would be higher than [`MAX_HEIGHT`] and abandons the rest of
+    /// the file, as the nesting limit does.
+    fn too_long(&mut self) -> Reported {
+        let tok = self.tok();
+        self.report(
+            SyntaxErrorKind::TooLong,
+            tok.span,
+            format!(
+                "this expression is too long: its operators, calls, fields, indexes and `else if` \
+                 arms nest more than {MAX_HEIGHT} levels deep"
+            ),
+            None,
+        );
+        self.abandoned = true;
+        self.pos = self.toks.len() - 1;
+        Reported
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1457,30 +1567,45 @@ impl<'t> Parser<'t> {
     ///
     /// An `else if` is stored as an `else` block holding the nested `if` alone, with the span
     /// of that `if`.
+    ///
+    /// As with `if` expressions, the arms of an `else if` chain are parsed in a loop.
     fn parse_if_stmt(&mut self) -> PResult<IfStmt> {
-        let start = self.bump().span.start;
-        let guards = self.parse_guards()?;
-        let then = self.parse_block("after the `if` condition")?;
-        let otherwise = if self.eat(K::KwElse) {
-            if self.at(K::KwIf) {
-                let nested = self.nested(Self::parse_if_stmt)?;
-                let span = nested.span;
-                Some(Block {
-                    stmts: vec![Stmt::If(nested)],
-                    span,
-                })
-            } else {
-                Some(self.parse_block("after `else`")?)
+        let mut arms = Vec::new();
+        let last = self.chain(|p, _| {
+            loop {
+                let start = p.bump().span.start;
+                let guards = p.parse_guards()?;
+                let then = p.parse_block("after the `if` condition")?;
+                arms.push((start, guards, then));
+                if !p.eat(K::KwElse) {
+                    return Ok(None);
+                }
+                if p.at(K::KwIf) {
+                    p.deeper()?;
+                } else {
+                    return Ok(Some(p.parse_block("after `else`")?));
+                }
             }
-        } else {
-            None
-        };
-        Ok(IfStmt {
-            guards,
-            then,
-            otherwise,
-            span: self.span_from(start),
-        })
+        })?;
+        let mut otherwise = last;
+        let mut result: Option<IfStmt> = None;
+        for (start, guards, then) in arms.into_iter().rev() {
+            if let Some(inner) = result.take() {
+                let span = inner.span;
+                otherwise = Some(Block {
+                    stmts: vec![Stmt::If(inner)],
+                    span,
+                });
+            }
+            result = Some(IfStmt {
+                guards,
+                then,
+                otherwise: otherwise.take(),
+                span: self.span_from(start),
+            });
+        }
+        // The loop above pushed at least one arm before returning `Ok`.
+        result.ok_or(Reported)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1634,22 +1759,28 @@ impl<'t> Parser<'t> {
 
     /// `or = and ("or" and)*`
     fn parse_or(&mut self, no_record: bool) -> PResult<Expr> {
-        let mut lhs = self.parse_and(no_record)?;
-        while self.eat(K::KwOr) {
-            let rhs = self.parse_and(no_record)?;
-            lhs = binary(BinaryOp::Or, lhs, rhs);
-        }
-        Ok(lhs)
+        self.chain(|p, c| {
+            let mut lhs = p.parse_and(no_record)?;
+            while p.eat(K::KwOr) {
+                p.link(c)?;
+                let rhs = p.parse_and(no_record)?;
+                lhs = binary(BinaryOp::Or, lhs, rhs);
+            }
+            Ok(lhs)
+        })
     }
 
     /// `and = not ("and" not)*`
     fn parse_and(&mut self, no_record: bool) -> PResult<Expr> {
-        let mut lhs = self.parse_not(no_record)?;
-        while self.eat(K::KwAnd) {
-            let rhs = self.parse_not(no_record)?;
-            lhs = binary(BinaryOp::And, lhs, rhs);
-        }
-        Ok(lhs)
+        self.chain(|p, c| {
+            let mut lhs = p.parse_not(no_record)?;
+            while p.eat(K::KwAnd) {
+                p.link(c)?;
+                let rhs = p.parse_not(no_record)?;
+                lhs = binary(BinaryOp::And, lhs, rhs);
+            }
+            Ok(lhs)
+        })
     }
 
     /// `not = "not" not | comparison`
@@ -1686,67 +1817,77 @@ impl<'t> Parser<'t> {
 
     /// `comparison = sum (cmp_op sum)?`: comparisons do not chain.
     fn parse_comparison(&mut self, no_record: bool) -> PResult<Expr> {
-        let lhs = self.parse_sum(no_record)?;
-        let Some((op, len)) = self.at_comparison() else {
-            return Ok(lhs);
-        };
-        for _ in 0..len {
-            self.bump();
-        }
-        let rhs = self.parse_sum(no_record)?;
-        let mut expr = binary(op, lhs, rhs);
-        // Report a chain once, then keep parsing it left-associatively so that the rest of the
-        // expression still yields a tree and no further errors.
-        let mut reported = false;
-        while let Some((op, len)) = self.at_comparison() {
-            let tok = self.tok();
-            if !reported {
-                let message = format!(
-                    "comparison operators cannot be chained: `{}` follows another comparison; \
-                     use `and` or parentheses",
-                    op.symbol()
-                );
-                self.report(SyntaxErrorKind::NonAssociative, tok.span, message, None);
-                reported = true;
-            }
+        self.chain(|p, c| {
+            let lhs = p.parse_sum(no_record)?;
+            let Some((op, len)) = p.at_comparison() else {
+                return Ok(lhs);
+            };
             for _ in 0..len {
-                self.bump();
+                p.bump();
             }
-            let rhs = self.parse_sum(no_record)?;
-            expr = binary(op, expr, rhs);
-        }
-        Ok(expr)
+            p.link(c)?;
+            let rhs = p.parse_sum(no_record)?;
+            let mut expr = binary(op, lhs, rhs);
+            // Report a chain once, then keep parsing it left-associatively so that the rest of the
+            // expression still yields a tree and no further errors.
+            let mut reported = false;
+            while let Some((op, len)) = p.at_comparison() {
+                let tok = p.tok();
+                if !reported {
+                    let message = format!(
+                        "comparison operators cannot be chained: `{}` follows another comparison; \
+                         use `and` or parentheses",
+                        op.symbol()
+                    );
+                    p.report(SyntaxErrorKind::NonAssociative, tok.span, message, None);
+                    reported = true;
+                }
+                for _ in 0..len {
+                    p.bump();
+                }
+                p.link(c)?;
+                let rhs = p.parse_sum(no_record)?;
+                expr = binary(op, expr, rhs);
+            }
+            Ok(expr)
+        })
     }
 
     /// `sum = product (("+" | "-") product)*`
     fn parse_sum(&mut self, no_record: bool) -> PResult<Expr> {
-        let mut lhs = self.parse_product(no_record)?;
-        loop {
-            let op = match self.peek() {
-                K::Plus => BinaryOp::Add,
-                K::Minus => BinaryOp::Sub,
-                _ => return Ok(lhs),
-            };
-            self.bump();
-            let rhs = self.parse_product(no_record)?;
-            lhs = binary(op, lhs, rhs);
-        }
+        self.chain(|p, c| {
+            let mut lhs = p.parse_product(no_record)?;
+            loop {
+                let op = match p.peek() {
+                    K::Plus => BinaryOp::Add,
+                    K::Minus => BinaryOp::Sub,
+                    _ => return Ok(lhs),
+                };
+                p.bump();
+                p.link(c)?;
+                let rhs = p.parse_product(no_record)?;
+                lhs = binary(op, lhs, rhs);
+            }
+        })
     }
 
     /// `product = unary (("*" | "/" | "%") unary)*`
     fn parse_product(&mut self, no_record: bool) -> PResult<Expr> {
-        let mut lhs = self.parse_unary(no_record)?;
-        loop {
-            let op = match self.peek() {
-                K::Star => BinaryOp::Mul,
-                K::Slash => BinaryOp::Div,
-                K::Percent => BinaryOp::Rem,
-                _ => return Ok(lhs),
-            };
-            self.bump();
-            let rhs = self.parse_unary(no_record)?;
-            lhs = binary(op, lhs, rhs);
-        }
+        self.chain(|p, c| {
+            let mut lhs = p.parse_unary(no_record)?;
+            loop {
+                let op = match p.peek() {
+                    K::Star => BinaryOp::Mul,
+                    K::Slash => BinaryOp::Div,
+                    K::Percent => BinaryOp::Rem,
+                    _ => return Ok(lhs),
+                };
+                p.bump();
+                p.link(c)?;
+                let rhs = p.parse_unary(no_record)?;
+                lhs = binary(op, lhs, rhs);
+            }
+        })
     }
 
     /// `unary = "-" unary | postfix`
@@ -1768,89 +1909,94 @@ impl<'t> Parser<'t> {
 
     /// `postfix = primary (call_args | "." ident call_args? | "[" expr "]" | record_body)*`
     fn parse_postfix(&mut self, no_record: bool) -> PResult<Expr> {
-        let mut expr = self.parse_primary(no_record)?;
-        loop {
-            match self.peek() {
-                K::LParen => {
-                    let (args, close) = self.parse_args()?;
-                    let span = expr.span.to(close);
-                    expr = Expr {
-                        kind: ExprKind::Call(Box::new(expr), args),
-                        span,
-                    };
+        self.chain(|p, c| {
+            let mut expr = p.parse_primary(no_record)?;
+            loop {
+                if matches!(p.peek(), K::LParen | K::Dot | K::LBracket | K::LBrace) {
+                    p.link(c)?;
                 }
-                K::Dot => {
-                    self.bump();
-                    let name = self.expect_ident("a field or method name", "after `.`")?;
-                    if self.at(K::LParen) {
-                        let (args, close) = self.parse_args()?;
+                match p.peek() {
+                    K::LParen => {
+                        let (args, close) = p.parse_args()?;
                         let span = expr.span.to(close);
                         expr = Expr {
-                            kind: ExprKind::MethodCall(Box::new(expr), name, args),
+                            kind: ExprKind::Call(Box::new(expr), args),
                             span,
                         };
-                    } else {
-                        let span = expr.span.to(name.span);
+                    }
+                    K::Dot => {
+                        p.bump();
+                        let name = p.expect_ident("a field or method name", "after `.`")?;
+                        if p.at(K::LParen) {
+                            let (args, close) = p.parse_args()?;
+                            let span = expr.span.to(close);
+                            expr = Expr {
+                                kind: ExprKind::MethodCall(Box::new(expr), name, args),
+                                span,
+                            };
+                        } else {
+                            let span = expr.span.to(name.span);
+                            expr = Expr {
+                                kind: ExprKind::Field(Box::new(expr), name),
+                                span,
+                            };
+                        }
+                    }
+                    K::LBracket => {
+                        let (index, close) = p.parse_bracketed(K::LBracket, K::RBracket)?;
+                        let span = expr.span.to(close);
                         expr = Expr {
-                            kind: ExprKind::Field(Box::new(expr), name),
+                            kind: ExprKind::Index(Box::new(expr), Box::new(index)),
                             span,
                         };
                     }
-                }
-                K::LBracket => {
-                    let (index, close) = self.parse_bracketed(K::LBracket, K::RBracket)?;
-                    let span = expr.span.to(close);
-                    expr = Expr {
-                        kind: ExprKind::Index(Box::new(expr), Box::new(index)),
-                        span,
-                    };
-                }
-                K::LBrace => {
-                    // A path followed by `{` is a record literal only when the brace opens a
-                    // record body (`{}` or `{ name:`); otherwise the brace belongs to what
-                    // follows, such as the next rule of a `decide` block or a block's result.
-                    let body_follows = self.nth(1) == K::RBrace
-                        || (self.nth(1) == K::Ident && self.nth(2) == K::Colon);
-                    let Some(path) = expr_path(&expr) else {
-                        return Ok(expr);
-                    };
-                    if !body_follows || (no_record && self.nth(1) == K::RBrace) {
-                        return Ok(expr);
-                    }
-                    if no_record {
-                        // `if x == Budget { coarse: 1 } {`: say what is wrong instead of
-                        // complaining about the `:` inside what looks like the `if` block.
-                        let span = self.tok().span;
-                        self.report(
-                            SyntaxErrorKind::RecordInCondition,
+                    K::LBrace => {
+                        // A path followed by `{` is a record literal only when the brace opens a
+                        // record body (`{}` or `{ name:`); otherwise the brace belongs to what
+                        // follows, such as the next rule of a `decide` block or a block's result.
+                        let body_follows =
+                            p.nth(1) == K::RBrace || (p.nth(1) == K::Ident && p.nth(2) == K::Colon);
+                        let Some(path) = expr_path(&expr) else {
+                            return Ok(expr);
+                        };
+                        if !body_follows || (no_record && p.nth(1) == K::RBrace) {
+                            return Ok(expr);
+                        }
+                        if no_record {
+                            // `if x == Budget { coarse: 1 } {`: say what is wrong instead of
+                            // complaining about the `:` inside what looks like the `if` block.
+                            let span = p.tok().span;
+                            p.report(
+                                SyntaxErrorKind::RecordInCondition,
+                                span,
+                                "a record literal is not allowed directly in a condition; wrap it \
+                                 in parentheses"
+                                    .to_string(),
+                                None,
+                            );
+                        }
+                        let (fields, close) = p.parse_delimited(
+                            K::LBrace,
+                            K::RBrace,
+                            Sep::Required,
+                            "",
+                            |p| {
+                                let name = p.expect_ident("a field name", "in the record")?;
+                                p.expect(K::Colon, "after the field's name")?;
+                                Ok((name, p.parse_expr(false)?))
+                            },
+                            |_| None,
+                        )?;
+                        let span = expr.span.to(close);
+                        expr = Expr {
+                            kind: ExprKind::Record { name: path, fields },
                             span,
-                            "a record literal is not allowed directly in a condition; wrap it \
-                             in parentheses"
-                                .to_string(),
-                            None,
-                        );
+                        };
                     }
-                    let (fields, close) = self.parse_delimited(
-                        K::LBrace,
-                        K::RBrace,
-                        Sep::Required,
-                        "",
-                        |p| {
-                            let name = p.expect_ident("a field name", "in the record")?;
-                            p.expect(K::Colon, "after the field's name")?;
-                            Ok((name, p.parse_expr(false)?))
-                        },
-                        |_| None,
-                    )?;
-                    let span = expr.span.to(close);
-                    expr = Expr {
-                        kind: ExprKind::Record { name: path, fields },
-                        span,
-                    };
+                    _ => return Ok(expr),
                 }
-                _ => return Ok(expr),
             }
-        }
+        })
     }
 
     /// `call_args = "(" arg,* ")"`, `arg = ident ":" expr | expr`; named arguments come last.
@@ -2001,44 +2147,55 @@ impl<'t> Parser<'t> {
     }
 
     /// `if_expr = "if" guards block_expr "else" (if_expr | block_expr)`
+    ///
+    /// The arms of an `else if` chain are parsed in a loop, so a long chain costs no stack here;
+    /// each arm is still one level deeper, since the tree nests it in the arm before.
     fn parse_if_expr(&mut self) -> PResult<Expr> {
-        let start = self.bump().span.start;
-        let guards = self.parse_guards()?;
-        if !self.at(K::LBrace) {
-            return Err(self.unexpected("`{`", "after the `if` condition"));
-        }
-        let then = self.parse_block_expr()?;
-        let otherwise = if self.eat(K::KwElse) {
-            if self.at(K::KwIf) {
-                self.nested(Self::parse_if_expr)?
-            } else if self.at(K::LBrace) {
-                self.parse_block_expr()?
-            } else {
-                return Err(self.unexpected("`{` or `if`", "after `else`"));
+        let mut arms = Vec::new();
+        let otherwise = self.chain(|p, _| {
+            loop {
+                let start = p.bump().span.start;
+                let guards = p.parse_guards()?;
+                if !p.at(K::LBrace) {
+                    return Err(p.unexpected("`{`", "after the `if` condition"));
+                }
+                let then = p.parse_block_expr()?;
+                arms.push((start, guards, then));
+                if !p.eat(K::KwElse) {
+                    let span = Span {
+                        start: p.prev_end,
+                        end: p.prev_end,
+                    };
+                    p.report(
+                        SyntaxErrorKind::MissingElse,
+                        span,
+                        "an `if` expression needs an `else` branch: every expression has a value"
+                            .to_string(),
+                        Some("`else`".to_string()),
+                    );
+                    return Ok(error_expr(span));
+                }
+                if p.at(K::KwIf) {
+                    p.deeper()?;
+                } else if p.at(K::LBrace) {
+                    return p.parse_block_expr();
+                } else {
+                    return Err(p.unexpected("`{` or `if`", "after `else`"));
+                }
             }
-        } else {
-            let span = Span {
-                start: self.prev_end,
-                end: self.prev_end,
+        })?;
+        let mut expr = otherwise;
+        for (start, guards, then) in arms.into_iter().rev() {
+            expr = Expr {
+                kind: ExprKind::If {
+                    guards,
+                    then: Box::new(then),
+                    otherwise: Box::new(expr),
+                },
+                span: self.span_from(start),
             };
-            self.report(
-                SyntaxErrorKind::MissingElse,
-                span,
-                "an `if` expression needs an `else` branch: every expression has a value"
-                    .to_string(),
-                Some("`else`".to_string()),
-            );
-            error_expr(span)
-        };
-        let kind = ExprKind::If {
-            guards,
-            then: Box::new(then),
-            otherwise: Box::new(otherwise),
-        };
-        Ok(Expr {
-            kind,
-            span: self.span_from(start),
-        })
+        }
+        Ok(expr)
     }
 
     /// `match = "match" cond "{" (pattern "=>" expr),* "}"`

@@ -103,18 +103,72 @@ fn deep_nesting_is_an_error_not_a_crash() {
         format!("type T = {}", "{ a: ".repeat(n)),
         format!("fn f() -> Int = match x {{ {} }}", "Some(".repeat(n)),
         format!("layer l {{ action a() {{ {} }} }}", "if a { ".repeat(n)),
+    ];
+    expect_one(&cases, harness_grammar::SyntaxErrorKind::TooDeep);
+}
+
+/// Flat chains do not nest brackets, but each link nests the tree: past the height limit they
+/// end in one `TooLong` error, and every chain of the reproducers is covered.
+#[test]
+fn long_chains_are_an_error_not_a_crash() {
+    let n = 100_000;
+    let cases = [
+        format!("const A: Int = {}1", "1 + ".repeat(n)),
+        format!("const A: Int = {}1", "2 * ".repeat(n)),
+        format!("const A: Bool = {}x", "a and ".repeat(n)),
+        format!("const A: Bool = {}x", "a or ".repeat(n)),
+        format!("const A: Int = x{}", ".f()".repeat(n)),
+        format!("const A: Int = x{}", "[0]".repeat(n)),
+        format!("const A: Int = x{}", ".b".repeat(n)),
+        format!("const A: Int = f{}", "(1)".repeat(n)),
+        format!("const A: Int = {}{{ 0 }}", "if a { 1 } else ".repeat(n)),
         format!(
             "layer l {{ action a() {{ {} }} }}",
             "if a {} else ".repeat(n)
         ),
+        // A chain whose first operand is itself deep is bounded by the whole tree's height.
+        format!("const A: Int = {}", nested_chains(5, 300)),
+    ];
+    expect_one(&cases, harness_grammar::SyntaxErrorKind::TooLong);
+}
+
+/// Chains and `else if` arms below the height limit parse without errors.
+#[test]
+fn chains_below_the_limit_are_fine() {
+    let n = harness_grammar::MAX_HEIGHT - 10;
+    let cases = [
+        format!("const A: Int = {}1", "1 + ".repeat(n)),
+        format!("const A: Int = x{}", ".f()".repeat(n)),
+        format!("const A: Int = {}{{ 0 }}", "if a { 1 } else ".repeat(n)),
+        format!(
+            "layer l {{ action a() {{ {} {{}} }} }}",
+            "if a {} else ".repeat(n)
+        ),
+        format!("const A: Int = {}", nested_chains(3, 300)),
     ];
     for text in &cases {
+        assert_eq!(
+            harness_grammar::parse(text).errors,
+            vec![],
+            "{}",
+            &text[..40]
+        );
+    }
+}
+
+/// `levels` brackets, each around a chain of `links` additions: `((1 + 1 + 1) + 1 + 1)`.
+fn nested_chains(levels: usize, links: usize) -> String {
+    let mut text = "1".to_owned();
+    for _ in 0..levels {
+        text = format!("({text}{})", " + 1".repeat(links));
+    }
+    text
+}
+
+fn expect_one(cases: &[String], kind: harness_grammar::SyntaxErrorKind) {
+    for text in cases {
         let parse = harness_grammar::parse(text);
-        let too_deep: Vec<_> = parse
-            .errors
-            .iter()
-            .filter(|e| e.kind == harness_grammar::SyntaxErrorKind::TooDeep)
-            .collect();
+        let too_deep: Vec<_> = parse.errors.iter().filter(|e| e.kind == kind).collect();
         assert_eq!(too_deep.len(), 1, "{}...: {:?}", &text[..40], parse.errors);
         assert_eq!(
             parse.errors.len(),

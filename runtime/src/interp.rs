@@ -194,6 +194,11 @@ impl<'m> Eval<'m> {
         frame: &mut [Value],
         e: &'m Expr,
     ) -> RtResult<Value> {
+        harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e))
+    }
+
+    /// [`Eval::expr`] on the current stack segment.
+    fn expr_kind(&mut self, snap: &Snapshot, frame: &mut [Value], e: &'m Expr) -> RtResult<Value> {
         self.tick(e.span)?;
         let span = e.span;
         match &e.kind {

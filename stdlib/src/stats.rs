@@ -1,5 +1,6 @@
-//! Statistics for experiments: Wilson score intervals, seeded bootstrap intervals (plain and
-//! paired), McNemar's exact test and EMAs.
+//! Statistics for experiments: Wilson score intervals, seeded bootstrap intervals (plain,
+//! paired and of a difference between two groups), McNemar's exact test, a seeded permutation
+//! test, Cohen's d, sequence similarity and EMAs.
 //!
 //! Everything here is deterministic: the bootstrap draws from a generator seeded by the caller,
 //! so the same inputs and seed always give the same interval.
@@ -140,6 +141,136 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     }
 }
 
+/// A percentile-bootstrap interval for `stat(a) - stat(b)` of two independent groups: each
+/// resample draws each group with replacement from itself (same sizes), with a generator
+/// seeded by `seed`.
+pub fn bootstrap_difference<T: Clone>(
+    a: &[T],
+    b: &[T],
+    stat: impl Fn(&[T]) -> f64,
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Interval {
+    bootstrap_difference_of(a, b, &stat, &stat, resamples, level, seed)
+}
+
+/// [`bootstrap_difference`] with a statistic of its own for each group: `stat_a(a) −
+/// stat_b(b)`, for groups whose statistic reads data of its own (a similarity matrix per group).
+pub fn bootstrap_difference_of<T: Clone>(
+    a: &[T],
+    b: &[T],
+    stat_a: impl Fn(&[T]) -> f64,
+    stat_b: impl Fn(&[T]) -> f64,
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Interval {
+    let estimate = stat_a(a) - stat_b(b);
+    if a.is_empty() || b.is_empty() || resamples == 0 {
+        return Interval {
+            estimate,
+            lo: estimate,
+            hi: estimate,
+        };
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    let draw = |group: &[T], rng: &mut StdRng| -> Vec<T> {
+        (0..group.len())
+            .map(|_| group[rng.random_range(0..group.len())].clone())
+            .collect()
+    };
+    let mut diffs: Vec<f64> = (0..resamples)
+        .map(|_| {
+            let ra = draw(a, &mut rng);
+            let rb = draw(b, &mut rng);
+            stat_a(&ra) - stat_b(&rb)
+        })
+        .collect();
+    diffs.sort_by(f64::total_cmp);
+    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
+    let at = |q: f64| diffs[(((resamples - 1) as f64 * q).round() as usize).min(resamples - 1)];
+    Interval {
+        estimate,
+        lo: at(tail),
+        hi: at(1.0 - tail),
+    }
+}
+
+/// A two-sided permutation test of `stat(a) - stat(b)`: the groups are pooled and relabelled
+/// `iterations` times at random (group sizes kept, generator seeded by `seed`), and the p-value
+/// is the share of relabellings whose absolute difference is at least the observed one, counting
+/// the observed labelling itself: `(1 + hits) / (1 + iterations)`, so it is never 0.
+pub fn permutation_test<T: Clone>(
+    a: &[T],
+    b: &[T],
+    stat: impl Fn(&[T]) -> f64,
+    iterations: usize,
+    seed: u64,
+) -> f64 {
+    let observed = (stat(a) - stat(b)).abs();
+    let mut pooled: Vec<T> = a.iter().chain(b).cloned().collect();
+    let mut rng = StdRng::seed_from_u64(seed);
+    // A tolerance keeps relabellings that tie the observed difference from being missed by
+    // rounding.
+    let tolerance = 1e-12 * observed.max(1.0);
+    let mut hits = 0usize;
+    for _ in 0..iterations {
+        // A Fisher-Yates shuffle; the first |a| items form the relabelled first group.
+        for i in (1..pooled.len()).rev() {
+            let j = rng.random_range(0..=i);
+            pooled.swap(i, j);
+        }
+        let (left, right) = pooled.split_at(a.len());
+        if (stat(left) - stat(right)).abs() + tolerance >= observed {
+            hits += 1;
+        }
+    }
+    (1 + hits) as f64 / (1 + iterations) as f64
+}
+
+/// Cohen's d of two groups: the difference of their means over the pooled standard deviation
+/// (with n − 1 denominators). `None` when a group has fewer than two values, or when both groups
+/// are constant and differ (the effect is unbounded); two equal constant groups give 0.
+pub fn cohens_d(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (na, nb) = (a.len(), b.len());
+    if na < 2 || nb < 2 {
+        return None;
+    }
+    let (ma, mb) = (mean(a), mean(b));
+    let ss = |values: &[f64], m: f64| values.iter().map(|v| (v - m) * (v - m)).sum::<f64>();
+    let pooled = ((ss(a, ma) + ss(b, mb)) / (na + nb - 2) as f64).sqrt();
+    if pooled == 0.0 {
+        return (ma == mb).then_some(0.0);
+    }
+    Some((ma - mb) / pooled)
+}
+
+/// The Levenshtein edit distance between two sequences, with items compared exactly.
+pub fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, x) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(x != y);
+            current[j + 1] = substitute.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+/// The normalised similarity of two sequences: `1 − lev(a, b) / max(|a|, |b|)`, and 1 when both
+/// are empty.
+pub fn sequence_similarity<T: PartialEq>(a: &[T], b: &[T]) -> f64 {
+    let longest = a.len().max(b.len());
+    if longest == 0 {
+        return 1.0;
+    }
+    1.0 - levenshtein(a, b) as f64 / longest as f64
+}
+
 /// An exponential moving average: the first value is taken as is, then
 /// `next = (1 - alpha) * previous + alpha * value`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -167,6 +298,50 @@ impl Ema {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequence_similarity_compares_items_exactly() {
+        assert_eq!(sequence_similarity(&["a", "b"], &["a", "B"]), 0.5);
+        assert_eq!(sequence_similarity::<&str>(&[], &[]), 1.0);
+        assert_eq!(
+            levenshtein(
+                &['k', 'i', 't', 't', 'e', 'n'],
+                &['s', 'i', 't', 't', 'i', 'n', 'g']
+            ),
+            3
+        );
+        assert_eq!(sequence_similarity(&[1, 2, 3], &[1, 2, 3]), 1.0);
+        assert_eq!(sequence_similarity(&[1], &[2, 3]), 0.0);
+    }
+
+    #[test]
+    fn cohens_d_uses_the_pooled_deviation() {
+        // Means 2 and 3, each group's variance 1: d = -1.
+        assert_eq!(cohens_d(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0]), Some(-1.0));
+        assert_eq!(cohens_d(&[1.0, 1.0], &[1.0, 1.0]), Some(0.0));
+        assert_eq!(cohens_d(&[1.0, 1.0], &[0.0, 0.0]), None);
+        assert_eq!(cohens_d(&[1.0], &[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn the_permutation_test_separates_different_groups_and_not_equal_ones() {
+        let mean_of = |v: &[f64]| mean(v);
+        let a = vec![1.0; 30];
+        let b = vec![0.0; 30];
+        let p = permutation_test(&a, &b, mean_of, 2000, 7);
+        assert!(p < 0.001, "{p}");
+        assert_eq!(p, permutation_test(&a, &b, mean_of, 2000, 7), "seeded");
+        let mixed: Vec<f64> = (0..30).map(|i| f64::from(i % 2)).collect();
+        let p = permutation_test(&mixed, &mixed, mean_of, 2000, 7);
+        assert!(p > 0.5, "{p}");
+        let ci = bootstrap_difference(&a, &b, mean_of, 500, 0.95, 3);
+        assert_eq!((ci.estimate, ci.lo, ci.hi), (1.0, 1.0, 1.0));
+        let ci = bootstrap_difference(&mixed, &b, mean_of, 2000, 0.95, 3);
+        assert!(
+            ci.lo > 0.2 && ci.hi < 0.8 && ci.lo < 0.5 && ci.hi > 0.5,
+            "{ci:?}"
+        );
+    }
 
     fn percent(x: f64) -> f64 {
         (x * 1000.0).round() / 10.0

@@ -501,3 +501,239 @@ layer probing {
     assert_eq!(shown.json["ends"][0]["ends"]["halted"], 3);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The deterministic-execution study on the procedure game, through `harness ablate` and
+/// `harness lens determinism` with the simulated model. The simulated model is a test
+/// instrument: these tests check the harnesses, the metrics and the plumbing, never a model.
+mod det {
+    use std::sync::Arc;
+
+    use harness::ablate::{Hooks, Request};
+    use harness::lens::determinism::{Determinism, Options};
+    use harness_runtime::LlmHost;
+    use harness_stdlib::llm::{
+        CallMode, CallStore, ClientHost, ClientOptions, Decoding, DirStore, LlmClient, Persona,
+        ProviderConfig, ProviderKind, STORE_FORMAT, SimTransport, StoreManifest,
+    };
+    use harness_stdlib::stats;
+
+    use super::{root, run, scratch};
+
+    /// The LLM of a run: the simulated model of a persona, or a replayer that has none.
+    struct SimHooks(LlmClient);
+
+    impl Hooks for SimHooks {
+        fn llm(&self, unit: &harness::plan::Unit) -> Option<Box<dyn LlmHost>> {
+            Some(Box::new(ClientHost::new(
+                self.0.clone(),
+                unit.llm_replicate(),
+            )))
+        }
+    }
+
+    fn config(model: &str) -> ProviderConfig {
+        ProviderConfig {
+            kind: ProviderKind::Sim,
+            base_url: ProviderKind::Sim.default_base_url().into(),
+            model: model.into(),
+            api_key: None,
+        }
+    }
+
+    fn sim(persona: &str, mode: CallMode) -> LlmClient {
+        let path = root().join(format!("harnesses/det/personas/{persona}.toml"));
+        let persona = Persona::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+        LlmClient::new(
+            config(&persona.name.clone()),
+            Arc::new(SimTransport::new(persona)),
+            ClientOptions::default(),
+            mode,
+        )
+    }
+
+    /// Runs the three conditions of one task over `seeds` seeds and analyses the run.
+    fn study(
+        task: &str,
+        seeds: u64,
+        hooks: &SimHooks,
+        out: &std::path::Path,
+        iterations: usize,
+    ) -> (Determinism, harness::ablate::Outcome) {
+        let req = Request {
+            harness: Some(
+                root()
+                    .join(format!("harnesses/det/{task}.harness"))
+                    .display()
+                    .to_string(),
+            ),
+            out: out.to_path_buf(),
+            seeds: Some(seeds.to_string()),
+            ..Request::default()
+        };
+        let outcome = harness::ablate::ablate(&harness::games::Registry::standard(), &req, hooks)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        let options = Options {
+            iterations,
+            ..Options::default()
+        };
+        let shown = harness::lens::determinism_view(outcome.folder.root(), &options).unwrap();
+        let report: Determinism = serde_json_round(&shown.json);
+        println!("{task}:\n{}", harness::lens::determinism::text(&report));
+        (report, outcome)
+    }
+
+    /// The analysis back from its JSON (what `determinism.json` holds).
+    fn serde_json_round(json: &serde_json::Value) -> Determinism {
+        serde_json::from_value(json.clone()).unwrap()
+    }
+
+    /// With a noise-free persona every condition on both tasks is fully reproducible and
+    /// always succeeds, over 100 seeds.
+    #[test]
+    fn det_noise_free_persona_gives_determinism_one_everywhere() {
+        let hooks = SimHooks(sim("det-t0", CallMode::Live));
+        for task in ["finance_ecl", "legal_clause"] {
+            let out = scratch(&format!("det-t0-{task}"));
+            let (report, _) = study(task, 100, &hooks, &out, 200);
+            assert_eq!(report.cells.len(), 3);
+            for c in &report.cells {
+                assert_eq!(c.n, 100);
+                assert_eq!(
+                    (c.ps, c.tpc, c.sts, c.oc, c.di, c.rr, c.tsr.estimate),
+                    (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+                    "{task} {}",
+                    c.arm
+                );
+            }
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+    }
+
+    /// With plan paraphrase as the only noise, the Harness keeps its tools, states and outputs
+    /// (TPC = STS = OC = 1) but not its logged plan, so its RR falls below Structured
+    /// Planning's 1.000; each stack's RR lies in the 95% Wilson interval of its closed form,
+    /// (1 − p)^4 for the free-text plan of four steps paraphrased with p = 0.1 each, and 1 with
+    /// the canonical plan.
+    #[test]
+    fn det_rr_analytic_and_the_paraphrase_diagnosis() {
+        let hooks = SimHooks(sim("det-paraphrase", CallMode::Live));
+        let p: f64 = 0.1;
+        for task in ["finance_ecl", "legal_clause"] {
+            let out = scratch(&format!("det-para-{task}"));
+            let (report, _) = study(task, 100, &hooks, &out, 2000);
+            let cell = |arm: &str| report.cells.iter().find(|c| c.arm == arm).unwrap();
+            let (harness, sp) = (cell("L1-L2"), cell("L1-L3"));
+            assert_eq!(
+                (harness.tpc, harness.sts, harness.oc),
+                (1.0, 1.0, 1.0),
+                "{task}"
+            );
+            assert!(harness.ps < 1.0, "{task}");
+            assert_eq!((sp.rr, sp.di), (1.0, 1.0), "{task}");
+            assert!(harness.rr < sp.rr);
+            let contrast = report
+                .contrasts
+                .iter()
+                .find(|k| k.a == "L1-L2" && k.b == "L1-L3")
+                .unwrap();
+            println!(
+                "{task}: RR(L1-L2) − RR(L1-L3) permutation p = {}",
+                contrast.rr_p
+            );
+            assert!(contrast.rr_p < 0.001, "{}", contrast.rr_p);
+            for (arm, closed) in [
+                ("L1", (1.0 - p).powi(4)),
+                ("L1-L2", (1.0 - p).powi(4)),
+                ("L1-L3", 1.0),
+            ] {
+                let c = cell(arm);
+                let ci = stats::wilson(c.modal as u64, c.n as u64, 0.95);
+                assert!(
+                    ci.lo <= closed && closed <= ci.hi,
+                    "{task} {arm}: RR {} [{}, {}] misses its closed form {closed}",
+                    c.rr,
+                    ci.lo,
+                    ci.hi
+                );
+            }
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+    }
+
+    /// Recording a sim run and replaying it without the sim gives identical per-replicate
+    /// traces and the same RR: the replicates are not one answer replayed N times.
+    #[test]
+    fn det_record_then_replay_gives_the_same_traces_and_rr() {
+        let dir = scratch("det-record");
+        let store = DirStore::new(dir.join("llm"));
+        store
+            .prepare_for_recording(&StoreManifest {
+                format: STORE_FORMAT,
+                provider: ProviderKind::Sim,
+                model: "det-paraphrase".into(),
+                decoding: Decoding::default(),
+            })
+            .unwrap();
+        let store: Arc<dyn CallStore> = Arc::new(store);
+        let recorder = SimHooks(sim("det-paraphrase", CallMode::Record(Arc::clone(&store))));
+        let (recorded, first) = study("finance_ecl", 20, &recorder, &dir.join("a"), 100);
+        let replayer = SimHooks(LlmClient::http(
+            config("det-paraphrase"),
+            ClientOptions::default(),
+            CallMode::Replay(store),
+        ));
+        let (replayed, second) = study("finance_ecl", 20, &replayer, &dir.join("b"), 100);
+        assert_eq!(first.records.len(), 60);
+        for ((unit, _), (again, _)) in first.records.iter().zip(&second.records) {
+            assert_eq!(unit, again);
+            assert_eq!(
+                first.folder.trace(unit).unwrap(),
+                second.folder.trace(again).unwrap(),
+                "{unit:?}"
+            );
+        }
+        let rr = |d: &Determinism| d.cells.iter().map(|c| c.rr).collect::<Vec<_>>();
+        assert_eq!(rr(&recorded), rr(&replayed));
+        assert!(
+            rr(&recorded)[1] < 1.0,
+            "the replicates differ: {:?}",
+            rr(&recorded)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Escalation halts: with no LLM the Harness cannot call its state's tool, retries twice
+    /// and halts with `escalated`; `--set max_retries=0` halts after the first failure.
+    #[test]
+    fn det_escalation_halts_after_the_bounded_retries() {
+        let out = scratch("det-escalate");
+        for (retries, calls) in [(None, 3), (Some("0"), 1)] {
+            let mut req = Request {
+                harness: Some(
+                    root()
+                        .join("harnesses/det/legal_clause.harness")
+                        .display()
+                        .to_string(),
+                ),
+                out: out.clone(),
+                seeds: Some("1".into()),
+                stacks: Some(vec!["L1-L2".into()]),
+                ..Request::default()
+            };
+            if let Some(r) = retries {
+                req.settings = vec![("--set".into(), vec![("max_retries".into(), r.into())])];
+            }
+            let outcome = run(&req).unwrap();
+            let (unit, record) = &outcome.records[0];
+            assert_eq!(
+                (record.end.as_str(), record.halt.as_deref()),
+                ("halted", Some("escalated"))
+            );
+            let trace = outcome.folder.trace(unit).unwrap();
+            let failed = trace.matches(r#""effect":"state_call""#).count();
+            assert_eq!(failed, calls, "{trace}");
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

@@ -312,3 +312,68 @@ fn no_matching_rule_in_any_layer_is_a_located_error() {
         Some(EventKind::EpisodeEnd { .. })
     ));
 }
+
+/// The example with long but legal chains in belief: a 2,000-deep chain of computed values, a
+/// 900-term sum, a 900-arm `else if` chain and a 900-call method chain with closures, all read by `total`.
+fn deep_source() -> String {
+    let mut members = String::from("  computed c0: Int = 1\n");
+    for i in 1..2000 {
+        members.push_str(&format!("  computed c{i}: Int = c{} + 1\n", i - 1));
+    }
+    members.push_str(&format!(
+        "  computed terms: Int = {}\n",
+        vec!["answers"; 900].join(" + ")
+    ));
+    members.push_str("  computed arms: Int = ");
+    for i in 0..900 {
+        members.push_str(&format!("if answers == {i} {{ {i} }} else "));
+    }
+    members.push_str("{ 0 }\n");
+    members.push_str(&format!(
+        "  computed calls: Int = [answers]{}.len()\n",
+        ".filter(|w| w >= 0)".repeat(900)
+    ));
+    let total = "  computed total: Float = weights.sum()\n";
+    assert!(search_ir::SOURCE.contains(total));
+    search_ir::SOURCE.replacen(
+        total,
+        &format!(
+            "{members}  computed total: Float = weights.sum() + (c1999 - c1999 + terms - terms + \
+             arms - arms + calls - calls).to_float()\n"
+        ),
+        1,
+    )
+}
+
+/// Long chains check and run on a thread with the 2 MiB stack of a test or worker thread, and
+/// play exactly the game the example plays.
+#[test]
+fn long_chains_check_and_run_on_a_small_stack() {
+    let plain = run(Variant::Example, &switches(None, &[], &[]), "n16-p10", 1);
+    let deep = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut workspace = harness_compiler::Workspace::new(search_ir::signatures());
+            workspace.set_file(search_ir::PATH, &deep_source());
+            let program = workspace
+                .program("examples.search")
+                .unwrap_or_else(|d| panic!("{} diagnostics, first: {:?}", d.len(), d.first()));
+            let machine = Machine::new(
+                program,
+                natives(),
+                &switches(None, &[], &[]),
+                Limits::default(),
+            )
+            .unwrap_or_else(|e| panic!("setup failed: {e}"));
+            let mut game = LineSearch
+                .start("n16-p10", &GameOptions::default(), &RngStreams::new(1))
+                .unwrap_or_else(|e| panic!("{e}"));
+            run_episode(&machine, game.as_mut())
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .join()
+        .unwrap_or_else(|_| panic!("the deep run panicked"));
+    assert_eq!(deep.error, None);
+    assert_eq!(deep.end, plain.end);
+    assert_eq!(deep.metrics, plain.metrics);
+}

@@ -21,6 +21,11 @@ impl Checker<'_> {
     /// Infers an expression's type; `hint` is the expected type, when known, which guides list
     /// literals, closures and `None`.
     pub(super) fn infer(&mut self, expr: &ast::Expr, hint: Option<&Ty>) -> Lowered {
+        harness_grammar::stack::guarded(|| self.infer_kind(expr, hint))
+    }
+
+    /// [`Checker::infer`] on the current stack segment.
+    fn infer_kind(&mut self, expr: &ast::Expr, hint: Option<&Ty>) -> Lowered {
         let span = expr.span;
         use ast::ExprKind as E;
         match &expr.kind {

@@ -1,5 +1,7 @@
 //! Patterns, `match` and exhaustiveness.
 
+use std::collections::{HashMap, HashSet};
+
 use harness_grammar::{Span, ast};
 
 use super::{Checker, Lowered, lowered, rel};
@@ -211,6 +213,7 @@ impl Checker<'_> {
         let scrutinee_ty = scrutinee.ty.clone();
         let mut result_ty = hint.cloned().unwrap_or_else(|| self.fresh(false));
         let mut lowered_arms = Vec::new();
+        let mut seen = Seen::default();
         for (i, arm) in arms.iter().enumerate() {
             let depth = self.locals.len();
             let pattern = self.pattern(&arm.pattern, &scrutinee_ty, false);
@@ -222,15 +225,13 @@ impl Checker<'_> {
                 self.check(&arm.body, &result_ty)
             };
             self.end_scope(depth, arm.span.end);
-            let unreachable = lowered_arms
-                .iter()
-                .any(|earlier: &ir::MatchArm| covers(&earlier.pattern, &pattern));
-            if unreachable {
+            if seen.covers(&pattern) {
                 self.push(
                     Diagnostic::new(Code::UnreachableArm, arm.pattern.span, "this arm is never reached".to_owned())
                         .help("earlier arms already match every value it would match; remove it or move it up"),
                 );
             }
+            seen.insert(&pattern);
             lowered_arms.push(ir::MatchArm { pattern, body });
         }
         let ty = self.zonk(&scrutinee_ty);
@@ -342,6 +343,95 @@ fn is_irrefutable(pattern: &ir::Pattern) -> bool {
         pattern.kind,
         ir::PatternKind::Wildcard | ir::PatternKind::Bind(_)
     )
+}
+
+/// The patterns of the arms before the current one, indexed so that asking whether they cover
+/// the next arm costs about one lookup instead of one comparison per earlier arm (a `match` of
+/// 100,000 literal arms would otherwise take quadratic time). It answers exactly as asking
+/// [`covers`] of every earlier pattern would.
+#[derive(Default)]
+struct Seen {
+    /// A wildcard or binding was seen: it covers everything after it.
+    any: bool,
+    literals: HashSet<LiteralKey>,
+    none: bool,
+    /// The patterns inside the `Some(...)` arms.
+    some: Option<Box<Seen>>,
+    /// The payload patterns of each enum variant's arms.
+    variants: HashMap<(ir::EnumId, u32), Vec<Vec<ir::Pattern>>>,
+}
+
+/// A literal as a hashable key, equal exactly when the literals compare equal: floats by their
+/// bits with both zeros as one, and no key for NaN, which equals nothing.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum LiteralKey {
+    Int(i64),
+    Float(u64),
+    Bool(bool),
+    String(String),
+}
+
+impl LiteralKey {
+    fn of(literal: &ir::Literal) -> Option<Self> {
+        Some(match literal {
+            ir::Literal::Int(n) => Self::Int(*n),
+            ir::Literal::Float(x) if x.is_nan() => return None,
+            ir::Literal::Float(x) => Self::Float(if *x == 0.0 { 0 } else { x.to_bits() }),
+            ir::Literal::Bool(b) => Self::Bool(*b),
+            ir::Literal::String(s) => Self::String(s.clone()),
+        })
+    }
+}
+
+impl Seen {
+    /// True when some earlier pattern matches every value `later` matches.
+    fn covers(&self, later: &ir::Pattern) -> bool {
+        if self.any {
+            return true;
+        }
+        match &later.kind {
+            ir::PatternKind::Wildcard | ir::PatternKind::Bind(_) => false,
+            ir::PatternKind::Lit(literal) => {
+                LiteralKey::of(literal).is_some_and(|key| self.literals.contains(&key))
+            }
+            ir::PatternKind::None => self.none,
+            ir::PatternKind::Some(inner) => self.some.as_ref().is_some_and(|s| s.covers(inner)),
+            ir::PatternKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => self
+                .variants
+                .get(&(*enum_id, *index))
+                .is_some_and(|earlier| {
+                    earlier.iter().any(|p| {
+                        p.len() == payload.len() && p.iter().zip(payload).all(|(a, b)| covers(a, b))
+                    })
+                }),
+        }
+    }
+
+    fn insert(&mut self, pattern: &ir::Pattern) {
+        match &pattern.kind {
+            ir::PatternKind::Wildcard | ir::PatternKind::Bind(_) => self.any = true,
+            ir::PatternKind::Lit(literal) => {
+                if let Some(key) = LiteralKey::of(literal) {
+                    self.literals.insert(key);
+                }
+            }
+            ir::PatternKind::None => self.none = true,
+            ir::PatternKind::Some(inner) => self.some.get_or_insert_default().insert(inner),
+            ir::PatternKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => self
+                .variants
+                .entry((*enum_id, *index))
+                .or_default()
+                .push(payload.clone()),
+        }
+    }
 }
 
 /// True when `earlier` matches every value `later` matches (a conservative approximation).

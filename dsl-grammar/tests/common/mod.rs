@@ -25,7 +25,8 @@ pub fn reference_accepts(text: &str) -> bool {
         .expect("the reference parser does not panic")
 }
 
-/// Whether the hand-written parser accepts `text`, or `None` when it gave up on nesting depth,
+/// Whether the hand-written parser accepts `text`, or `None` when it gave up on nesting depth or
+/// tree height,
 /// which the reference grammar does not limit. Literals out of range are value errors that a
 /// grammar cannot see, so they do not count against acceptance.
 pub fn parser_accepts(text: &str) -> Option<bool> {
@@ -33,7 +34,7 @@ pub fn parser_accepts(text: &str) -> Option<bool> {
     if parse
         .errors
         .iter()
-        .any(|e| e.kind == SyntaxErrorKind::TooDeep)
+        .any(|e| matches!(e.kind, SyntaxErrorKind::TooDeep | SyntaxErrorKind::TooLong))
     {
         return None;
     }

@@ -96,7 +96,7 @@ enum Intent {
     /// The first of `items` that is not in the list captured by `done` (a procedure's next
     /// step); `default` when every item is done or `done` does not match.
     NextIn {
-        items: Vec<Value>,
+        items: Items,
         done: Regex,
         default: Option<Box<Intent>>,
     },
@@ -104,6 +104,16 @@ enum Intent {
     Record(BTreeMap<String, Intent>),
     /// A list whose items have their own intents.
     List(Vec<Intent>),
+}
+
+/// The items a `next_in` intent walks.
+#[derive(Debug, Clone)]
+enum Items {
+    /// Declared in the persona.
+    Fixed(Vec<Value>),
+    /// The list captured from the prompt by a pattern (`next_in = { capture = '...' }`), split
+    /// like a `done` list: the procedure the prompt shows.
+    Captured(Regex),
 }
 
 /// Why a persona file cannot be used: where, and what is wrong.
@@ -348,12 +358,15 @@ fn intent(path: &str, value: &toml::Value) -> Result<Intent, PersonaError> {
             only_keys(path, table, &["next_in", "done", "default"])?;
             let items = match &table["next_in"] {
                 toml::Value::Array(items) if !items.is_empty() => {
-                    items.iter().map(to_json).collect()
+                    Items::Fixed(items.iter().map(to_json).collect())
+                }
+                toml::Value::Table(t) if t.len() == 1 && t.contains_key("capture") => {
+                    Items::Captured(pattern(&format!("{path}.next_in.capture"), &t["capture"])?)
                 }
                 _ => {
                     return Err(error(
                         &format!("{path}.next_in"),
-                        "expected a non-empty list",
+                        "expected a non-empty list, or `{ capture = '...' }` taking the list from the prompt",
                     ));
                 }
             };
@@ -690,17 +703,17 @@ fn build(intent: &Intent, ty: Option<&FieldType>, prompt: &str) -> Option<Node> 
             done,
             default,
         } => {
-            let finished: Vec<String> = done
-                .captures(prompt)
-                .and_then(|c| c.get(1))
-                .map(|m| {
-                    m.as_str()
-                        .split(|c: char| c == ',' || c.is_whitespace() || "[]\"'".contains(c))
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_lowercase)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let finished: Vec<String> = captured_list(done, prompt)
+                .iter()
+                .map(|s| s.to_lowercase())
+                .collect();
+            let items: Vec<Value> = match items {
+                Items::Fixed(items) => items.clone(),
+                Items::Captured(pattern) => captured_list(pattern, prompt)
+                    .into_iter()
+                    .map(Value::from)
+                    .collect(),
+            };
             let next = items.iter().find(|item| {
                 let text = item
                     .as_str()
@@ -749,6 +762,22 @@ fn build(intent: &Intent, ty: Option<&FieldType>, prompt: &str) -> Option<Node> 
             ))
         }
     }
+}
+
+/// The words of the list a pattern's first group captures (`[a, "b"]` gives `a`, `b`); empty
+/// when the pattern does not match.
+fn captured_list(pattern: &Regex, prompt: &str) -> Vec<String> {
+    pattern
+        .captures(prompt)
+        .and_then(|c| c.get(1))
+        .map(|m| {
+            m.as_str()
+                .split(|c: char| c == ',' || c.is_whitespace() || "[]\"'".contains(c))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Captured text as a value of the declared type: numbers and truth values parsed, strings
