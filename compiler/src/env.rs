@@ -1551,7 +1551,8 @@ fn cyclic_aliases(aliases: &[(&ast::TypeAlias, &str, u32)]) -> Vec<(usize, (Stri
     }
     (0..n)
         .filter_map(|i| {
-            let cyclic = |to: usize| component[to] == component[i] && (sizes[component[i]] > 1 || to == i);
+            let cyclic =
+                |to: usize| component[to] == component[i] && (sizes[component[i]] > 1 || to == i);
             let (to, span) = edges[i].iter().find(|(to, _)| cyclic(*to))?;
             Some((i, (aliases[*to].0.name.name.clone(), *span)))
         })
