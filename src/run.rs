@@ -278,6 +278,14 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                     let _ = writeln!(out, "  {layer:<10} gate {gate} holds");
                 }
             }
+            EventKind::Transition { field, from, to } => {
+                let _ = writeln!(
+                    out,
+                    "  {layer:<10} {field} moved {} → {} (machine)",
+                    short(from),
+                    short(to)
+                );
+            }
             EventKind::Revision { tunable, old, new } => {
                 let _ = writeln!(
                     out,

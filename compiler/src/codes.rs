@@ -267,6 +267,16 @@ codes! {
         example: "enum Bucket { Coarse, Late }\nfn f(b: Bucket) -> Int = match b { Bucket.Coarse => 1 }",
         fix: "Add arms for the missing cases, or a final `_ => ...` arm.";
 
+    TransitionNotAnEdge = "E0303", Error, "transition outside the machine",
+        explanation: "A state field governed by a `machine` may only move along the machine's edges. A patch that sets it to a literal state is checked against the edges from the state the enclosing guards prove (`available when stage == Stage.A`, `if stage == Stage.A`), or, when no guard says where it starts, against the edges leading into that state at all. Patches whose value is computed are checked when they run (R0017).",
+        example: "enum Stage { A, B, C }\nlayer l {\n  state { stage: Stage = Stage.A }\n  machine stage { A -> B -> C }\n  action skip() available when stage == Stage.A { patch stage = Stage.C }\n  decide { skip() }\n}",
+        fix: "Add the edge to the machine (`A -> C`), or move through the states the machine allows.";
+
+    BadMachine = "E0304", Error, "`machine` over a field that cannot have one",
+        explanation: "A `machine` governs one state field of its own layer whose type is an enum, and names each field at most once; its states are variants of that enum.",
+        example: "layer l {\n  state { n: Int = 0 }\n  machine n { A -> B }\n  decide { }\n}",
+        fix: "Declare the field in this layer's `state` with an enum type, and write one `machine` per field.";
+
     UnreachableArm = "W0302", Warning, "unreachable `match` arm",
         explanation: "An arm can never match because earlier arms already cover every value it would match.",
         example: "fn f(n: Int) -> Int = match n { _ => 0, 1 => 1 }",

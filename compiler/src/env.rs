@@ -148,8 +148,34 @@ pub struct LayerInfo {
     pub members: BTreeMap<String, MemberEntry>,
     /// The gated game effects it provides (`uses game.e`), by name.
     pub uses: BTreeSet<String>,
+    /// Its `machine`s as written: the field and the edges by variant name (`None`: from `*`),
+    /// so that any member can prove its literal transitions.
+    pub machines: Vec<WrittenMachine>,
     /// Where its name is written.
     pub at: Location,
+}
+
+/// A machine as written: its field, and its edges by variant name (`None`: from every state).
+pub type WrittenMachine = (String, Vec<(Option<String>, String)>);
+
+/// The edges of a machine declaration by variant name: `A -> B -> C` gives A→B and B→C, and
+/// `* -> D` gives an edge into D from every state.
+pub(crate) fn machine_edges(decl: &ast::MachineDecl) -> Vec<(Option<String>, String)> {
+    let mut edges = Vec::new();
+    for chain in &decl.chains {
+        let mut from = if chain.any.is_some() {
+            Some(None)
+        } else {
+            None
+        };
+        for state in &chain.states {
+            if let Some(source) = from {
+                edges.push((source, state.name.clone()));
+            }
+            from = Some(Some(state.name.clone()));
+        }
+    }
+    edges
 }
 
 /// An enum as a scope sees it.
@@ -479,6 +505,8 @@ pub fn strip_member(member: &ast::Member) -> Option<ast::Member> {
             blank(&mut it.value);
             it.span = Span::default();
         }
+        // Kept whole: every member's literal transitions are proved against the machines.
+        ast::Member::Machine(_) => {}
         _ => return None,
     }
     Some(member)
@@ -1301,6 +1329,16 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 below,
                 members,
                 uses,
+                machines: layer
+                    .members
+                    .iter()
+                    .filter_map(|(member, _)| match member {
+                        ast::Member::Machine(decl) => {
+                            Some((decl.field.name.clone(), machine_edges(decl)))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
                 at: Location {
                     file: file.to_owned(),
                     ordinal: layer.ordinal,

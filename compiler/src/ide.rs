@@ -312,6 +312,7 @@ const KEYWORDS: &[&str] = &[
     "otherwise",
     "on",
     "decide",
+    "machine",
     "revise",
     "patch",
     "emit",
@@ -1488,6 +1489,7 @@ impl<'f> ChunkView<'f> {
                 | ast::Member::Decide(_)
                 | ast::Member::Revise(_)
                 | ast::Member::TunableDefault(_)
+                | ast::Member::Machine(_)
                 | ast::Member::Invalid(_) => {}
             }
         }
@@ -2061,7 +2063,7 @@ impl Walker<'_, '_> {
                 self.expr(&it.target);
                 self.expr(&it.value);
             }
-            ast::Member::Invalid(_) => {}
+            ast::Member::Machine(_) | ast::Member::Invalid(_) => {}
         }
         self.close(mark, member.span().end);
     }

@@ -419,6 +419,8 @@ pub struct Layer {
     pub revise: Vec<Revise>,
     /// The defaults it sets for tunables of the layers it needs, while it is on.
     pub tunable_defaults: Vec<TunableDefault>,
+    /// The layer's `machine`s: the allowed transitions of some of its state fields.
+    pub machines: Vec<MachineDef>,
     /// The declaration.
     pub span: SrcSpan,
 }
@@ -438,6 +440,31 @@ pub struct StateSlot {
     pub init: Body,
     /// The declaration.
     pub span: SrcSpan,
+}
+
+/// `machine field { ... }`: the transitions a state field of an enum type may take. A patch of
+/// the whole field to another variant must follow an edge (the checker proves literal ones, the
+/// interpreter checks the rest, R0017), and each transition is a trace event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineDef {
+    /// The governed state field.
+    pub state: StateId,
+    /// The edges as variant indices: `(Some(from), to)`, or `(None, to)` from every state.
+    pub edges: Vec<(Option<u32>, u32)>,
+    /// The declaration.
+    pub span: SrcSpan,
+}
+
+impl MachineDef {
+    /// Whether the machine allows moving from variant `from` to variant `to` (staying put is
+    /// not a transition and always allowed).
+    pub fn allows(&self, from: u32, to: u32) -> bool {
+        from == to
+            || self
+                .edges
+                .iter()
+                .any(|(f, t)| *t == to && f.is_none_or(|f| f == from))
+    }
 }
 
 /// A `computed` value.

@@ -57,6 +57,7 @@ pub fn assemble(
             decide: Vec::new(),
             revise: Vec::new(),
             tunable_defaults: Vec::new(),
+            machines: Vec::new(),
             span: SrcSpan::default(),
         })
         .collect();
@@ -86,6 +87,7 @@ pub fn assemble(
         layer.decide.extend(chunk.rules);
         layer.revise.extend(chunk.revises);
         layer.tunable_defaults.extend(chunk.tunable_defaults);
+        layer.machines.extend(chunk.machines);
     }
     for (index, info) in scope.layers.iter().enumerate() {
         let layer = &mut layers[index];

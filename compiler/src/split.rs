@@ -35,7 +35,7 @@ const ITEM_KEYWORDS: &[&str] = &[
     "harness", "use", "type", "enum", "const", "config", "fn", "error", "layer", "llm",
 ];
 const MEMBER_KEYWORDS: &[&str] = &[
-    "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise",
+    "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise", "machine",
 ];
 
 /// Splits `text` into chunks in source order. Chunks that hold only whitespace and comments are

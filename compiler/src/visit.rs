@@ -266,6 +266,9 @@ macro_rules! visitor {
                     v.expr(&$($mut)? it.value.expr);
                     v.span(&$($mut)? it.span);
                 }
+                for it in &$($mut)? chunk.machines {
+                    v.span(&$($mut)? it.span);
+                }
             }
         }
     };

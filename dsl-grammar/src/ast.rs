@@ -412,6 +412,8 @@ pub enum Member {
     Decide(Decide),
     /// A `revise when cond { statements }` block.
     Revise(Revise),
+    /// A `machine field { A -> B -> C; * -> D }` block: the allowed transitions of a state field.
+    Machine(MachineDecl),
     /// Text that could not be parsed as a member; recovery skipped to the next member keyword.
     Invalid(Span),
 }
@@ -430,6 +432,7 @@ impl Member {
             Member::On(it) => it.span,
             Member::Decide(it) => it.span,
             Member::Revise(it) => it.span,
+            Member::Machine(it) => it.span,
             Member::Invalid(span) => *span,
         }
     }
@@ -593,6 +596,28 @@ pub struct Revise {
     /// The revisions and patches applied when the gate holds.
     pub body: Block,
     /// The whole member.
+    pub span: Span,
+}
+
+/// `machine field { chains }`: the transitions a state field of an enum type may take.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineDecl {
+    /// The state field, of this layer.
+    pub field: Ident,
+    /// The chains, each declaring an edge between neighbours.
+    pub chains: Vec<MachineChain>,
+    /// The whole member.
+    pub span: Span,
+}
+
+/// `A -> B -> C` (edges A→B and B→C) or `* -> D` (an edge from every state to D).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineChain {
+    /// The `*` that starts a chain from any state, if written.
+    pub any: Option<Span>,
+    /// The states, in order (variant names of the field's enum).
+    pub states: Vec<Ident>,
+    /// The whole chain.
     pub span: Span,
 }
 

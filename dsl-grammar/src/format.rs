@@ -1181,6 +1181,23 @@ impl<'t> Printer<'t> {
                 text(" "),
                 self.block(&it.body),
             ]),
+            Member::Machine(it) => {
+                let close = it.span.end.saturating_sub(1);
+                let body = self.vblock(
+                    &it.chains,
+                    close,
+                    |c| c.span,
+                    |_, c| {
+                        let mut parts: Vec<&str> = Vec::new();
+                        if c.any.is_some() {
+                            parts.push("*");
+                        }
+                        parts.extend(c.states.iter().map(|s| s.name.as_str()));
+                        text(parts.join(" -> "))
+                    },
+                );
+                concat(vec![text(format!("machine {} ", it.field.name)), body])
+            }
             Member::Invalid(span) => self.verbatim(*span),
         }
     }

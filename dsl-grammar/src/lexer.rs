@@ -99,6 +99,8 @@ pub enum TokenKind {
     KwOn,
     /// `decide`
     KwDecide,
+    /// `machine`
+    KwMachine,
     /// `revise`
     KwRevise,
     /// `patch`
@@ -224,6 +226,7 @@ const KEYWORDS: &[(&str, TokenKind)] = &[
     ("otherwise", TokenKind::KwOtherwise),
     ("on", TokenKind::KwOn),
     ("decide", TokenKind::KwDecide),
+    ("machine", TokenKind::KwMachine),
     ("revise", TokenKind::KwRevise),
     ("patch", TokenKind::KwPatch),
     ("emit", TokenKind::KwEmit),

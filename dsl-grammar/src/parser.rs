@@ -520,6 +520,7 @@ impl<'t> Parser<'t> {
                 | K::KwModel
                 | K::KwOn
                 | K::KwDecide
+                | K::KwMachine
         );
         let stmt = matches!(kind, K::KwPatch | K::KwEmit | K::KwHalt);
         match level {
@@ -1113,7 +1114,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// `member = state | tunable | computed | fn | action | model | on | decide | revise`
+    /// `member = state | tunable | computed | fn | action | model | on | decide | revise | machine`
     fn parse_member(&mut self) -> PResult<Member> {
         let docs = self.docs();
         match self.peek() {
@@ -1132,10 +1133,11 @@ impl<'t> Parser<'t> {
             K::KwOn => self.parse_on().map(Member::On),
             K::KwDecide => self.parse_decide().map(Member::Decide),
             K::KwRevise => self.parse_revise_member().map(Member::Revise),
+            K::KwMachine => self.parse_machine().map(Member::Machine),
             _ => {
                 let err = self.unexpected(
                     "a member (`state`, `tunable`, `computed`, `fn`, `action`, `model`, `on`, \
-                     `decide` or `revise`)",
+                     `decide`, `revise` or `machine`)",
                     "in the layer",
                 );
                 if !self.at_any(&[K::Eof, K::RBrace]) {
@@ -1334,6 +1336,47 @@ impl<'t> Parser<'t> {
         )?;
         Ok(Decide {
             rules,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `machine = "machine" ident "{" (chain sep?)* "}"`
+    fn parse_machine(&mut self) -> PResult<MachineDecl> {
+        let start = self.bump().span.start;
+        let field = self.expect_ident("the state field the machine governs", "after `machine`")?;
+        let (chains, _) = self.parse_delimited(
+            K::LBrace,
+            K::RBrace,
+            Sep::Optional,
+            "after the machine's field",
+            Self::parse_chain,
+            |_| None,
+        )?;
+        Ok(MachineDecl {
+            field,
+            chains,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `chain = ("*" | ident) ("->" ident)+`
+    fn parse_chain(&mut self) -> PResult<MachineChain> {
+        let start = self.start();
+        let any = self.at(K::Star).then(|| self.bump().span);
+        let mut states = Vec::new();
+        if any.is_none() {
+            states.push(self.expect_ident("a state, or `*` for any state", "in the machine")?);
+        }
+        loop {
+            self.expect(K::Arrow, "between the states of a transition")?;
+            states.push(self.expect_ident("the state the transition leads to", "after `->`")?);
+            if !self.at(K::Arrow) {
+                break;
+            }
+        }
+        Ok(MachineChain {
+            any,
+            states,
             span: self.span_from(start),
         })
     }

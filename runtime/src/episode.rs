@@ -301,6 +301,20 @@ impl<'m> Agent<'m> {
                         EventKind::Patch { field, old, new },
                     );
                 }
+                Change::Transition {
+                    layer,
+                    field,
+                    from,
+                    to,
+                    span,
+                } => {
+                    self.emit(
+                        phase,
+                        Some(layer),
+                        span,
+                        EventKind::Transition { field, from, to },
+                    );
+                }
                 Change::Revision {
                     layer,
                     tunable,

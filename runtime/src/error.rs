@@ -42,11 +42,13 @@ pub enum ErrorCode {
     Unavailable,
     /// `R0016`: a layer switch or `--set` names something unknown or gives a bad value.
     BadSwitch,
+    /// `R0017`: a patch moved a state field governed by a `machine` along no declared edge.
+    BadTransition,
 }
 
 impl ErrorCode {
     /// Every kind, in code order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::Overflow,
         ErrorCode::DivisionByZero,
         ErrorCode::IndexOutOfRange,
@@ -63,6 +65,7 @@ impl ErrorCode {
         ErrorCode::BadModel,
         ErrorCode::Unavailable,
         ErrorCode::BadSwitch,
+        ErrorCode::BadTransition,
     ];
 
     /// The kind with this stable code.
@@ -89,6 +92,7 @@ impl ErrorCode {
             ErrorCode::BadModel => "R0014",
             ErrorCode::Unavailable => "R0015",
             ErrorCode::BadSwitch => "R0016",
+            ErrorCode::BadTransition => "R0017",
         }
     }
 }

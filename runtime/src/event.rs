@@ -130,6 +130,15 @@ pub enum EventKind<V = Value> {
         /// Whether it held.
         value: bool,
     },
+    /// A state field governed by a `machine` moved along one of its edges (after its patch).
+    Transition {
+        /// The state field, qualified by its layer (`fsm.stage`).
+        field: String,
+        /// The state before.
+        from: V,
+        /// The state after.
+        to: V,
+    },
     /// A tunable of a lower layer was revised.
     Revision {
         /// The tunable, qualified by its layer (`belief.noise_guess`).

@@ -49,6 +49,14 @@ pub(crate) enum Change {
         new: Value,
         span: SrcSpan,
     },
+    /// A state field governed by a machine moved along one of its edges.
+    Transition {
+        layer: LayerId,
+        field: String,
+        from: Value,
+        to: Value,
+        span: SrcSpan,
+    },
     /// A tunable was revised.
     Revision {
         layer: LayerId,
@@ -883,15 +891,26 @@ impl<'m> Eval<'m> {
                     let slot = place.state.index();
                     let old = snap.state(slot).clone();
                     let new = update(old.clone(), &keys, *op, v, stmt.span)?;
-                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
                     let def = &self.m.program.state[slot];
+                    let field = format!("{}.{}", self.m.layer_name(def.layer), def.name);
+                    let transition = self.transition(place, &old, &new, &field, stmt.span)?;
+                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
                     log.changes.push(Change::Patch {
                         layer: def.layer,
-                        field: format!("{}.{}", self.m.layer_name(def.layer), def.name),
-                        old,
-                        new,
+                        field: field.clone(),
+                        old: old.clone(),
+                        new: new.clone(),
                         span: stmt.span,
                     });
+                    if transition {
+                        log.changes.push(Change::Transition {
+                            layer: def.layer,
+                            field,
+                            from: old,
+                            to: new,
+                            span: stmt.span,
+                        });
+                    }
                 }
                 StmtKind::LetLlm { pattern, llm, args } => {
                     let args = self.exprs(snap, frame, args)?;
@@ -967,6 +986,47 @@ impl<'m> Eval<'m> {
 }
 
 impl<'m> Eval<'m> {
+    /// Whether a patch of the whole of a machine's field from `old` to `new` is a transition
+    /// (true) or no move or no machine (false); a move along no edge is an error.
+    fn transition(
+        &self,
+        place: &harness_compiler::ir::Place,
+        old: &Value,
+        new: &Value,
+        field: &str,
+        span: SrcSpan,
+    ) -> RtResult<bool> {
+        if !place.path.is_empty() {
+            return Ok(false);
+        }
+        let def = &self.m.program.state[place.state.index()];
+        let Some(machine) = self.m.program.layers[def.layer.index()]
+            .machines
+            .iter()
+            .find(|m| m.state == place.state)
+        else {
+            return Ok(false);
+        };
+        let (Value::Variant(from), Value::Variant(to)) = (old, new) else {
+            return Ok(false);
+        };
+        if from.index == to.index {
+            return Ok(false);
+        }
+        if !machine.allows(from.index, to.index) {
+            return Err(RuntimeError::new(
+                ErrorCode::BadTransition,
+                span,
+                format!(
+                    "`{field}` cannot go from {old} to {new}: its machine has no such edge; add \
+                     `{} -> {}` to the machine, or patch it to a state the machine allows",
+                    from.name, to.name
+                ),
+            ));
+        }
+        Ok(true)
+    }
+
     /// Makes an LLM call (or, in a preview, none) and returns its `LlmResult` value. A reply
     /// that is malformed, breaks its type or bounds, or fails an `ensure` is asked again, in the
     /// same conversation with the item's feedback, as often as its `retry` allows. Every

@@ -737,3 +737,88 @@ mod det {
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
+
+/// A `machine` makes each transition of its field a trace event, and a computed transition that
+/// is not an edge a runtime error (R0017) that ends the episode.
+#[test]
+fn machine_transitions_are_events_and_a_bad_dynamic_one_is_r0017() {
+    let dir = scratch("machine");
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = dir.join("machine.harness");
+    let text = |jump: &str| {
+        format!(
+            r#"harness machines
+
+use game search
+
+enum Phase {{ Probe, Guess, Over }}
+
+/// The phase after `p`; `{jump}` is where probing leads.
+fn after(p: Phase) -> Phase = match p {{
+  Phase.Probe => Phase.{jump},
+  _ => Phase.Over,
+}}
+
+layer l {{
+  state {{
+    phase: Phase = Phase.Probe
+  }}
+
+  machine phase {{
+    Probe -> Guess -> Over
+  }}
+
+  action probe() available when phase == Phase.Probe {{
+    patch phase = after(phase)
+    emit game.probe(0)
+  }}
+
+  action guess() available when phase == Phase.Guess {{
+    patch phase = Phase.Over
+    emit game.guess(0)
+  }}
+
+  decide {{
+    when phase == Phase.Probe => probe()
+    when true => guess()
+  }}
+}}
+"#
+        )
+    };
+    let req = Request {
+        harness: Some(harness.display().to_string()),
+        out: dir.join("runs"),
+        instances: Some("n16-p10".into()),
+        seeds: Some("1".into()),
+        ..Request::default()
+    };
+    std::fs::write(&harness, text("Guess")).unwrap();
+    let outcome = run(&req).unwrap();
+    let (unit, record) = &outcome.records[0];
+    assert_eq!(record.end, "game_over", "{record:?}");
+    let trace = outcome.folder.trace(unit).unwrap();
+    let moves: Vec<&str> = trace
+        .lines()
+        .filter(|line| line.contains(r#""event":"transition""#))
+        .collect();
+    assert_eq!(moves.len(), 2, "{trace}");
+    assert!(
+        moves[0].ends_with(r#""field":"l.phase","from":"Phase.Probe","to":"Phase.Guess"}"#),
+        "{}",
+        moves[0]
+    );
+    // Probing straight to `Over` skips `Guess`: not an edge, found when it runs.
+    std::fs::write(&harness, text("Over")).unwrap();
+    let mut req = req;
+    req.out = dir.join("runs-bad");
+    let outcome = run(&req).unwrap();
+    let (_, record) = &outcome.records[0];
+    assert_eq!(record.end, "error");
+    let error = record.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("R0017: `l.phase` cannot go from Phase.Probe to Phase.Over"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

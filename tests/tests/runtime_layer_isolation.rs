@@ -191,6 +191,7 @@ fn generate(seed: u64) -> Arc<Program> {
             decide: vec![],
             revise: vec![],
             tunable_defaults: vec![],
+            machines: vec![],
             span: SrcSpan::default(),
         });
     }

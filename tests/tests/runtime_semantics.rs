@@ -174,6 +174,7 @@ fn counter(extra: Expr) -> Arc<Program> {
             }],
             revise: vec![],
             tunable_defaults: vec![],
+            machines: vec![],
             span: at(60),
         }],
         state: vec![slot("x", 0, 1), slot("y", 3, 2), slot("seen", -1, 3)],

@@ -162,7 +162,13 @@ impl Checker<'_> {
                         }
                     }
                 }
+                let known = self.known_states.len();
+                if let Some(cond) = &decl.available {
+                    let facts = state_facts(cond);
+                    self.known_states.extend(facts);
+                }
                 let mut body = self.block(&decl.body, Block::Action);
+                self.known_states.truncate(known);
                 self.fix_stmts(&mut body);
                 let frame = self.take_frame();
                 if let Some(MemberDef::Action(id, _)) = self.member_def(&decl.name.name) {
@@ -179,6 +185,11 @@ impl Checker<'_> {
                             span: rel(decl.span),
                         },
                     ));
+                }
+            }
+            ast::Member::Machine(decl) => {
+                if let Some(lowered) = self.machine(decl) {
+                    out.ir.machines.push(lowered);
                 }
             }
             ast::Member::Model(model) => {
@@ -499,5 +510,116 @@ impl Checker<'_> {
             &format!("observation `{}`", name.name),
         );
         Some((name.name.clone(), args))
+    }
+}
+
+/// The (field, variant) pairs a condition proves when it holds: its `field == Enum.Variant`
+/// conjuncts (either way round).
+pub(super) fn state_facts(cond: &ast::Expr) -> Vec<(String, String)> {
+    match &cond.kind {
+        ast::ExprKind::Binary(ast::BinaryOp::And, left, right) => {
+            let mut facts = state_facts(left);
+            facts.extend(state_facts(right));
+            facts
+        }
+        ast::ExprKind::Binary(ast::BinaryOp::Eq, left, right) => match (&left.kind, &right.kind) {
+            (ast::ExprKind::Name(field), ast::ExprKind::Field(base, variant))
+            | (ast::ExprKind::Field(base, variant), ast::ExprKind::Name(field))
+                if matches!(base.kind, ast::ExprKind::Name(_)) =>
+            {
+                vec![(field.name.clone(), variant.name.clone())]
+            }
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+impl Checker<'_> {
+    /// `machine field { ... }`: the field must be this layer's state of an enum type, governed
+    /// by one machine, and every state a variant of the enum.
+    fn machine(&mut self, decl: &ast::MachineDecl) -> Option<ir::MachineDef> {
+        let field = &decl.field;
+        if self
+            .machines
+            .iter()
+            .filter(|(f, _)| *f == field.name)
+            .count()
+            > 1
+        {
+            self.error(
+                Code::BadMachine,
+                field.span,
+                format!("`{}` has more than one machine", field.name),
+                Some("write every transition of the field in one `machine`".into()),
+            );
+            return None;
+        }
+        let Some(MemberDef::State(id, ty)) = self.member_def(&field.name).cloned() else {
+            self.error(
+                Code::BadMachine,
+                field.span,
+                format!("`{}` is not a state field of this layer", field.name),
+                Some("a machine governs a field declared in this layer's `state` block".into()),
+            );
+            return None;
+        };
+        let variants: Vec<String> = match &ty {
+            Ty::Enum(name) => self
+                .scope
+                .enums
+                .iter()
+                .find(|e| e.name == **name)
+                .map(|e| e.variants.iter().map(|(v, _)| v.clone()).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if variants.is_empty() {
+            self.error(
+                Code::BadMachine,
+                field.span,
+                format!("`{}` has type {}, not an enum", field.name, ty),
+                Some(
+                    "a machine's states are the variants of an enum: give the field an enum type"
+                        .into(),
+                ),
+            );
+            return None;
+        }
+        let index = |ck: &mut Self, state: &ast::Ident| -> Option<u32> {
+            let found = variants.iter().position(|v| *v == state.name);
+            if found.is_none() {
+                let help = did_you_mean(&state.name, variants.iter().map(String::as_str))
+                    .or_else(|| Some(format!("the states are {}", variants.join(", "))));
+                ck.error(
+                    Code::UnknownVariant,
+                    state.span,
+                    format!("`{}` is not a variant of {}", state.name, ty),
+                    help,
+                );
+            }
+            found.map(|i| i as u32)
+        };
+        let mut edges = Vec::new();
+        let mut ok = true;
+        for chain in &decl.chains {
+            let mut from: Option<Option<u32>> = chain.any.map(|_| None);
+            for state in &chain.states {
+                let Some(to) = index(self, state) else {
+                    ok = false;
+                    from = None;
+                    continue;
+                };
+                if let Some(source) = from {
+                    edges.push((source, to));
+                }
+                from = Some(Some(to));
+            }
+        }
+        ok.then(|| ir::MachineDef {
+            state: id,
+            edges,
+            span: rel(decl.span),
+        })
     }
 }

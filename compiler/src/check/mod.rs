@@ -115,6 +115,8 @@ pub struct ChunkIr {
     pub revises: Vec<ir::Revise>,
     /// Defaults the layer sets for needed layers' tunables.
     pub tunable_defaults: Vec<ir::TunableDefault>,
+    /// Machines.
+    pub machines: Vec<ir::MachineDef>,
     /// LLM effects.
     pub llms: Vec<(ir::LlmId, ir::LlmDef)>,
 }
@@ -158,6 +160,11 @@ pub fn check_chunk(
             continue;
         };
         let mut ck = Checker::new(scope, sigs, Some(layer), Ctx::Computed);
+        ck.machines = scope
+            .layers
+            .get(layer.index())
+            .map(|info| info.machines.clone())
+            .unwrap_or_default();
         ck.declare_member(member);
         ck.member(member, &mut out);
         ck.finish(&mut out, member.span().end);
@@ -210,6 +217,10 @@ struct Checker<'a> {
     names: Names,
     /// For each local of the frame, by [`LocalId`], its declaration in [`Names::locals`].
     decl_of: Vec<usize>,
+    /// The chunk's machines as written: field and edges by variant name (`None`: from `*`).
+    machines: Vec<crate::env::WrittenMachine>,
+    /// What the enclosing guards prove about machine fields: (field, variant) pairs.
+    known_states: Vec<(String, String)>,
 }
 
 type Lowered = ir::Expr;
@@ -246,6 +257,8 @@ impl<'a> Checker<'a> {
             pending: Vec::new(),
             names: Names::default(),
             decl_of: Vec::new(),
+            machines: Vec::new(),
+            known_states: Vec::new(),
         }
     }
 

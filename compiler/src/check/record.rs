@@ -280,6 +280,7 @@ impl Checker<'_> {
             | ast::Member::Decide(_)
             | ast::Member::Revise(_)
             | ast::Member::TunableDefault(_)
+            | ast::Member::Machine(_)
             | ast::Member::Invalid(_) => {}
         }
     }

@@ -31,6 +31,7 @@ impl Checker<'_> {
                 ir::StmtKind::Let(pattern, value)
             }
             ast::Stmt::Patch(patch) => {
+                self.check_transition(patch);
                 let place = self.place(&patch.target)?;
                 let (place, place_ty) = place;
                 let value = self.assign_value(patch, &place_ty);
@@ -223,7 +224,15 @@ impl Checker<'_> {
     pub(super) fn if_stmt(&mut self, if_stmt: &ast::IfStmt, kind: Block) -> ir::StmtKind {
         let depth = self.locals.len();
         let guards = self.guards(&if_stmt.guards);
+        let known = self.known_states.len();
+        for guard in &if_stmt.guards {
+            if let ast::Guard::Cond(cond) = guard {
+                let facts = super::members::state_facts(cond);
+                self.known_states.extend(facts);
+            }
+        }
         let then = self.block(&if_stmt.then, kind);
+        self.known_states.truncate(known);
         self.end_scope(depth, if_stmt.then.span.end);
         let otherwise = if_stmt
             .otherwise
@@ -234,6 +243,66 @@ impl Checker<'_> {
             guards,
             then,
             otherwise,
+        }
+    }
+
+    /// Proves that a patch setting a machine's field to a literal state follows an edge: from
+    /// the state the enclosing guards prove, or, where none does, from some state.
+    fn check_transition(&mut self, patch: &ast::Patch) {
+        let (ast::ExprKind::Name(field), ast::AssignOp::Set) = (&patch.target.kind, patch.op)
+        else {
+            return;
+        };
+        let ast::ExprKind::Field(base, target) = &patch.value.kind else {
+            return;
+        };
+        if !matches!(base.kind, ast::ExprKind::Name(_)) {
+            return;
+        }
+        let Some((_, edges)) = self.machines.iter().find(|(f, _)| *f == field.name) else {
+            return;
+        };
+        let from = self
+            .known_states
+            .iter()
+            .rev()
+            .find(|(f, _)| *f == field.name)
+            .map(|(_, v)| v.clone());
+        let into = |source: Option<&str>| {
+            edges.iter().any(|(f, t)| {
+                *t == target.name && (f.is_none() || source.is_none() || f.as_deref() == source)
+            })
+        };
+        match from {
+            Some(from) if from != target.name && !into(Some(&from)) => {
+                self.error(
+                    Code::TransitionNotAnEdge,
+                    patch.span,
+                    format!(
+                        "`{}` cannot go from `{from}` to `{}`: the machine has no such edge",
+                        field.name, target.name
+                    ),
+                    Some(format!(
+                        "add `{from} -> {}` to the machine of `{}`, or move through the states it allows",
+                        target.name, field.name
+                    )),
+                );
+            }
+            None if !into(None) => {
+                self.error(
+                    Code::TransitionNotAnEdge,
+                    patch.span,
+                    format!(
+                        "no transition of the machine of `{}` leads to `{}`",
+                        field.name, target.name
+                    ),
+                    Some(format!(
+                        "add an edge into `{}` (`* -> {}` allows it from every state)",
+                        target.name, target.name
+                    )),
+                );
+            }
+            _ => {}
         }
     }
 
