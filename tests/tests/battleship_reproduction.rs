@@ -13,21 +13,35 @@ use harness::ablate::{NoHooks, Request, ablate};
 use harness::games::Registry;
 use harness::report::Report;
 
+/// The settings of `--profile compat --belief mcmc-compat --particles 500`.
+fn compat_settings() -> Vec<(String, String)> {
+    vec![
+        ("compat".into(), "true".into()),
+        ("belief".into(), "mcmc-compat".into()),
+        ("particles".into(), "500".into()),
+    ]
+}
+
 /// Runs the compat ablation of the L1–L3 stacks on `threads` threads into a fresh folder.
 fn compat_run(name: &str, threads: usize) -> (Report, Vec<(String, String)>) {
+    run(name, threads, compat_settings(), None)
+}
+
+/// Runs the L1–L3 stacks with `settings` on `instances` (all when `None`) into a fresh folder,
+/// and returns the report and every trace keyed by arm, instance and seed.
+fn run(
+    name: &str,
+    threads: usize,
+    settings: Vec<(String, String)>,
+    instances: Option<&str>,
+) -> (Report, Vec<(String, String)>) {
     let out = std::env::temp_dir().join(format!("harness-repro-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let request = Request {
         harness: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../harnesses/battleship").into()),
         stacks: Some(vec!["L1".into(), "L1-L2".into(), "L1-L3".into()]),
-        settings: vec![(
-            "test".into(),
-            vec![
-                ("compat".into(), "true".into()),
-                ("belief".into(), "mcmc-compat".into()),
-                ("particles".into(), "500".into()),
-            ],
-        )],
+        instances: instances.map(str::to_string),
+        settings: vec![("test".into(), settings)],
         out: out.clone(),
         threads,
         ..Request::default()
@@ -95,10 +109,91 @@ fn the_compat_ablation_reproduces_the_paper_and_is_thread_count_independent() {
         .find(|m| m.layer == "planning")
         .expect("a planning marginal");
     assert_eq!(planning.contrasts[0].discordant, Some((19, 6)));
+    // The traces are the ones the reproduction gave before the runtime was optimised, byte for
+    // byte (every shot, answer, revision and event of the 162 games).
+    assert_eq!(
+        format!("{:016x}", digest(&traces)),
+        COMPAT_DIGEST,
+        "the compat traces changed"
+    );
     // One thread gives the same traces, byte for byte.
     let (_, single) = compat_run("one", 1);
     assert_eq!(traces.len(), single.len());
     for ((name, a), (_, b)) in traces.iter().zip(&single) {
         assert!(a == b, "the trace of {name} depends on the thread count");
     }
+}
+
+/// FNV-1a (64-bit) over the traces' names and bytes in order: a fingerprint that any change of
+/// one byte of one trace changes.
+fn digest(traces: &[(String, String)]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, trace) in traces {
+        for byte in name.bytes().chain([0]).chain(trace.bytes()).chain([0]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// The digest of the 162 compat traces, recorded before the runtime's performance work
+/// (issue 18) so that every optimisation is shown to leave the reproduction's draws alone.
+const COMPAT_DIGEST: &str = "c240b58528af6838";
+
+/// Per-trace digests of the default profile (the `mcmc` belief, 500 samples) on three boards
+/// chosen for their spread (B01, B08 and B16: an early, a mid-suite and an edge-heavy board),
+/// three seeds and the three stacks, recorded before the performance work.
+const DEFAULT_DIGESTS: &[(&str, &str)] = &[
+    ("L1 B01 0", "7f702a56e2196415"),
+    ("L1 B01 1", "00d01df42a252ae3"),
+    ("L1 B01 2", "ae7ba23284ddad6e"),
+    ("L1 B08 0", "c36dd2bd59b1c155"),
+    ("L1 B08 1", "783f1d6e978fdb4f"),
+    ("L1 B08 2", "b2b47ee77f640420"),
+    ("L1 B16 0", "dbc4f682794f2b09"),
+    ("L1 B16 1", "f530c11e0b7ec783"),
+    ("L1 B16 2", "27c75d8864b81ff2"),
+    ("L1-L2 B01 0", "8664f674f988ab49"),
+    ("L1-L2 B01 1", "39f13fa79662ebbc"),
+    ("L1-L2 B01 2", "a215e83bc7fbf0f8"),
+    ("L1-L2 B08 0", "e0ff181221c8937b"),
+    ("L1-L2 B08 1", "6637d27b5888b529"),
+    ("L1-L2 B08 2", "fe3dcf5d12aa225e"),
+    ("L1-L2 B16 0", "8d8c48ecb0dbb11b"),
+    ("L1-L2 B16 1", "351ec044dabd5c4a"),
+    ("L1-L2 B16 2", "e8b116906cb389b1"),
+    ("L1-L3 B01 0", "6816e73b88d76410"),
+    ("L1-L3 B01 1", "cfe20fbb16b1d43d"),
+    ("L1-L3 B01 2", "df199f51f9156e34"),
+    ("L1-L3 B08 0", "16d63a811402cb74"),
+    ("L1-L3 B08 1", "c76b044b7d5194cb"),
+    ("L1-L3 B08 2", "041497d25cf99b96"),
+    ("L1-L3 B16 0", "b4f135db0f2ae688"),
+    ("L1-L3 B16 1", "f69389fbbff8831e"),
+    ("L1-L3 B16 2", "038a2938f5f5a6b9"),
+];
+
+#[test]
+fn the_default_profile_traces_are_unchanged() {
+    let (report, traces) = run("default", 2, Vec::new(), Some("B01,B08,B16"));
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let got: Vec<(String, String)> = traces
+        .iter()
+        .map(|(name, trace)| {
+            (
+                name.clone(),
+                format!(
+                    "{:016x}",
+                    digest(std::slice::from_ref(&(String::new(), trace.clone())))
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 27);
+    for ((name, hash), (want_name, want)) in got.iter().zip(DEFAULT_DIGESTS) {
+        assert_eq!(name, want_name);
+        assert_eq!(hash, want, "the trace of {name} changed");
+    }
+    assert_eq!(got.len(), DEFAULT_DIGESTS.len());
 }

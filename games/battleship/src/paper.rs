@@ -70,10 +70,29 @@ pub fn generate_board(seed: i64) -> Result<Board, GenerateError> {
 /// The generator's core, returning the four ship masks in fleet order and the union. It is the
 /// allocation-free path the samplers use for rejection sampling.
 pub(crate) fn generate_masks(seed: i64) -> Result<([u64; NUM_SHIPS], u64), GenerateError> {
+    // With no shots to respect the generator is never abandoned, so `None` cannot occur.
+    generate_consistent(seed, 0, 0).map(|board| board.unwrap_or_default())
+}
+
+/// `generateBoard(seed)` when its board covers every cell of `hits` and none of `misses`, else
+/// `None` (also when the generator would have failed on a later ship).
+///
+/// The seed is abandoned as soon as its board cannot be consistent: a placed ship covers a miss,
+/// or the ships still to place have fewer cells than the hits still uncovered. Every seed has
+/// its own generator, so abandoning one skips only draws nobody else would see: the result is
+/// the board `generate_masks` returns, filtered by consistency, draw for draw.
+pub(crate) fn generate_consistent(
+    seed: i64,
+    hits: u64,
+    misses: u64,
+) -> Result<Option<([u64; NUM_SHIPS], u64)>, GenerateError> {
     let mut rng = Prng::new(seed);
     let mut masks = [0u64; NUM_SHIPS];
     let mut union = 0u64;
+    // Ship cells still to place after the current ship.
+    let mut remaining: u32 = PAPER_FLEET.iter().map(|&(_, len)| len as u32).sum();
     for (i, &(color, len)) in PAPER_FLEET.iter().enumerate() {
+        remaining -= len as u32;
         let mut placed = false;
         for _ in 0..MAX_ATTEMPTS {
             let horizontal = rng.next_f64() < 0.5;
@@ -95,8 +114,11 @@ pub(crate) fn generate_masks(seed: i64) -> Result<([u64; NUM_SHIPS], u64), Gener
         if !placed {
             return Err(GenerateError { seed, color });
         }
+        if union & misses != 0 || (hits & !union).count_ones() > remaining {
+            return Ok(None);
+        }
     }
-    Ok((masks, union))
+    Ok(Some((masks, union)))
 }
 
 fn line(row: usize, col: usize, len: usize, horizontal: bool) -> u64 {

@@ -4,7 +4,7 @@ use crate::belief::{Belief, SampleSet};
 use crate::board::{MAX_PLACEMENTS, NUM_SHIPS, placement_masks};
 use crate::game::ShotOutcome;
 use crate::kernels::{LIKELIHOOD_FLOOR, answer_likelihood};
-use crate::paper::{GenerateError, PAPER_FLEET, generate_masks};
+use crate::paper::{GenerateError, PAPER_FLEET, generate_consistent, generate_masks};
 use crate::prng::Prng;
 
 /// Offset from the game seed to the first chain-initialisation board seed.
@@ -43,6 +43,9 @@ pub struct McmcCompat {
     misses: u64,
     answers: Vec<AnswerTerm>,
     samples: SampleSet,
+    /// The step's legal placements. Kept between steps so that a step does not zero 112 words
+    /// it then overwrites; only the first `n` entries a step writes are read.
+    candidates: Box<[u64; MAX_PLACEMENTS]>,
 }
 
 impl McmcCompat {
@@ -64,6 +67,7 @@ impl McmcCompat {
             misses: 0,
             answers: Vec::new(),
             samples: SampleSet::default(),
+            candidates: Box::new([0; MAX_PLACEMENTS]),
         };
         belief.refresh();
         Ok(belief)
@@ -115,9 +119,9 @@ impl McmcCompat {
         for _ in 0..attempts {
             let seed = self.next_seed;
             self.next_seed += 1;
-            if let Ok((masks, union)) = generate_masks(seed)
-                && self.shot_consistent(union)
-            {
+            // Abandons the seed at the first ship that rules it out; the boards that pass are
+            // those `generate_masks(seed)` gives that are shot-consistent.
+            if let Ok(Some((masks, _))) = generate_consistent(seed, self.hits, self.misses) {
                 self.current = masks;
                 return;
             }
@@ -138,7 +142,7 @@ impl McmcCompat {
             }
         }
         let shots = self.hits | self.misses;
-        let mut candidates = [0u64; MAX_PLACEMENTS];
+        let candidates = &mut *self.candidates;
         let mut n = 0;
         let mut current_legal = false;
         // The reference checks shot cells outside the moving ship against the current board, so
