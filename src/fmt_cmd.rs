@@ -188,14 +188,36 @@ fn format_file(path: &Path, check: bool) -> Outcome {
 }
 
 /// Replaces the contents of `path` by writing a temporary file in the same directory (so the
-/// rename stays on one file system) with the original's permissions, then renaming it over
-/// the original.
+/// rename stays on one file system) with the original's permissions and owner, then renaming
+/// it over the original. A symbolic link is written through (its target is replaced, the link
+/// stays); a file with several hard links is rewritten in place, since a rename would split it
+/// from its other names; a read-only file is refused rather than replaced.
 fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
+    let target = fs::canonicalize(path)?;
+    let meta = fs::metadata(&target)?;
+    if meta.permissions().readonly() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the file is read-only; left unchanged (make it writable to format it)",
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&target)?;
+            file.write_all(contents)?;
+            return file.sync_all();
+        }
+    }
+    let dir = match target.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let name = path
+    let name = target
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
     let mut temp_name = std::ffi::OsString::from(".");
@@ -206,12 +228,88 @@ fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
         let mut file = fs::File::create(&temp)?;
         file.write_all(contents)?;
         file.sync_all()?;
-        fs::set_permissions(&temp, fs::metadata(path)?.permissions())?;
-        fs::rename(&temp, path)
+        fs::set_permissions(&temp, meta.permissions())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // Only the owner's own user (or root) can give the file back to its owner; anyone
+            // else keeps the new file as theirs, as any editor that saves by renaming does.
+            let _ = std::os::unix::fs::chown(&temp, Some(meta.uid()), Some(meta.gid()));
+        }
+        fs::rename(&temp, &target)
     })();
     if result.is_err() {
         // The temporary file is ours; leaving it behind would litter the user's directory.
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("harness-fmt-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        dir
+    }
+
+    const UGLY: &str = "harness t\nconst   A: Int = 1\n";
+    const PRETTY: &str = "harness t\nconst A: Int = 1\n";
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_written_through() {
+        let dir = scratch("link");
+        fs::write(dir.join("real.harness"), UGLY).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("real.harness", dir.join("link.harness"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            format_file(&dir.join("link.harness"), false),
+            Outcome::Changed
+        ));
+        let link = fs::symlink_metadata(dir.join("link.harness")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(link.file_type().is_symlink());
+        assert_eq!(
+            fs::read_to_string(dir.join("real.harness")).ok().as_deref(),
+            Some(PRETTY)
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hard_links_stay_linked() {
+        let dir = scratch("hard");
+        fs::write(dir.join("a.harness"), UGLY).unwrap_or_else(|e| panic!("{e}"));
+        fs::hard_link(dir.join("a.harness"), dir.join("b.harness"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            format_file(&dir.join("a.harness"), false),
+            Outcome::Changed
+        ));
+        assert_eq!(
+            fs::read_to_string(dir.join("b.harness")).ok().as_deref(),
+            Some(PRETTY)
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_read_only_file_is_refused_and_kept() {
+        let dir = scratch("readonly");
+        let path = dir.join("ro.harness");
+        fs::write(&path, UGLY).unwrap_or_else(|e| panic!("{e}"));
+        let mut permissions = fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .permissions();
+        permissions.set_readonly(true);
+        fs::set_permissions(&path, permissions).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(format_file(&path, false), Outcome::Failed));
+        assert_eq!(fs::read_to_string(&path).ok().as_deref(), Some(UGLY));
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

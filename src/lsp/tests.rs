@@ -681,6 +681,45 @@ fn positions_count_utf16_code_units() {
     );
 }
 
+/// The issue's transport reproducers: invalid UTF-8 in a header, lengths too large to
+/// allocate, and a short length, each followed by a good frame that must still arrive.
+#[test]
+fn the_transport_resynchronises_after_hostile_frames() {
+    let good = b"Content-Length: 2\r\n\r\n{}";
+    let hostile: [&[u8]; 5] = [
+        b"Content-Le\xffngth: 3\r\n\r\n",
+        b"Content-Length: 18446744073709551615\r\n\r\n",
+        b"Content-Length: 1000000000000000\r\n\r\n",
+        b"Content-Length: 8000000000\r\n\r\n",
+        b"Content-Length: 99999999999999999999999\r\n\r\n",
+    ];
+    for frame in hostile {
+        let input = [frame, good].concat();
+        let mut reader = &input[..];
+        assert!(matches!(read_frame(&mut reader), Some(Err(_))), "{frame:?}");
+        assert_eq!(
+            read_frame(&mut reader),
+            Some(Ok(b"{}".to_vec())),
+            "{frame:?}"
+        );
+        assert_eq!(read_frame(&mut reader), None);
+    }
+    // Garbage, even invalid UTF-8, before a header on its line is skipped.
+    let input = [&b"\xff\xfe garbage without a line feed"[..], good].concat();
+    assert_eq!(read_frame(&mut &input[..]), Some(Ok(b"{}".to_vec())));
+    // A short length: the frame's tail is skipped and the next frame still found.
+    let input =
+        b"Content-Length: 10\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1}Content-Length: 2\r\n\r\n{}";
+    let mut reader = &input[..];
+    assert_eq!(read_frame(&mut reader), Some(Ok(br#"{"jsonrpc""#.to_vec())));
+    assert_eq!(read_frame(&mut reader), Some(Ok(b"{}".to_vec())));
+    // A header line of a megabyte is bounded, and a length after it still counts.
+    let mut input = vec![b'x'; 1 << 20];
+    input.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+    let mut reader = &input[..];
+    assert_eq!(read_frame(&mut reader), Some(Ok(b"{}".to_vec())));
+}
+
 #[test]
 fn the_transport_skips_malformed_frames() {
     let input = b"Content-Length: 5\r\n\r\nhelloContent-Type: x\r\n\r\nContent-Length: 2\r\n\r\n{}";
@@ -697,6 +736,8 @@ fn the_transport_skips_malformed_frames() {
         Some(RequestId::from(7))
     );
     assert_eq!(body_id(&(Some(b"not json".to_vec()), String::new())), None);
+    assert!(has_method(br#"{"id": 7, "method": 3}"#));
+    assert!(!has_method(br#"{"id": 7, "result": 3}"#));
 }
 
 #[test]
