@@ -5,12 +5,14 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
+use harness_runtime::ErrorCode as RuntimeCode;
 
 use crate::Format;
 use crate::render;
 
 /// Loads the files, checks them and prints the diagnostics.
-pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
+/// With `quiet`, only errors are printed (in either format), without the summary line.
+pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -33,9 +35,19 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
         eprintln!("error: {problem}");
     }
     let diagnostics = workspace.diagnostics();
+    let shown: Vec<_> = if quiet {
+        diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect()
+    } else {
+        diagnostics.clone()
+    };
     match format {
-        Format::Human => render::human(&diagnostics, files.len()),
-        Format::Json => println!("{}", render::json(&diagnostics)),
+        Format::Human if quiet => render::diagnostics(&shown),
+        Format::Human => render::human(&shown, files.len()),
+        Format::Json => println!("{}", render::json(&shown)),
     }
     // The process ends here: freeing every memo table one by one would only delay the exit.
     std::mem::forget(workspace);
@@ -53,9 +65,16 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             let info = code.info();
             println!("{}  {}", info.code, info.title);
         }
+        for code in RuntimeCode::ALL {
+            println!("{}  {}", code.code(), code.explanation().0);
+        }
         return ExitCode::SUCCESS;
     }
     let text = code.unwrap_or_default();
+    if let Some(code) = RuntimeCode::from_code(&text.trim().to_ascii_uppercase()) {
+        print!("{}", runtime_page(code));
+        return ExitCode::SUCCESS;
+    }
     match Code::parse(text) {
         Some(code) => {
             print!("{}", code.info().page());
@@ -68,4 +87,14 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The explanation page of a runtime error code: its title, when it happens and what to do.
+fn runtime_page(code: RuntimeCode) -> String {
+    let (title, text) = code.explanation();
+    format!(
+        "{}: {title} (a runtime error, reported by `harness run` and `harness ablate` and \
+         recorded in traces)\n\n{text}\n",
+        code.code()
+    )
 }

@@ -1,5 +1,6 @@
 //! `harness fmt [--check] PATH...`: rewrites `.harness` files in the canonical layout, or checks
-//! that they already are.
+//! that they already are (printing what would change as a diff); `harness fmt -` formats
+//! standard input to standard output, for editors that pipe a buffer through a formatter.
 //!
 //! The formatting itself is [`harness_grammar::format::format`]; this module finds the files,
 //! reads and writes them, and reports. A file is replaced atomically (written to a temporary
@@ -8,23 +9,30 @@
 //! `file:line:col: message`.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use harness_grammar::diff::unified;
 use harness_grammar::format::{FormatError, format, line_col};
 
 /// Formats the `.harness` files named by `paths`: files as given, directories searched
 /// recursively for `*.harness` (symbolic links to directories are not followed). No path means
 /// the current directory.
 ///
-/// With `check`, nothing is written: the files that would change are printed, one per line, on
-/// standard output. Problems (unreadable or non-UTF-8 files, syntax errors, failed writes) are
+/// With `check`, nothing is written: for each file that would change, a unified diff from the
+/// file to its formatted text is printed on standard output. The one path `-` is standard input,
+/// formatted to standard output (with `check`, its diff). Problems (unreadable or non-UTF-8 files, syntax errors, failed writes) are
 /// reported on standard error and the run continues with the next file.
 ///
 /// Exits with success when every file is formatted (or, with `check`, already was), and with
 /// failure (1) otherwise.
 pub fn run(paths: &[PathBuf], check: bool) -> ExitCode {
+    if let [path] = paths
+        && path.as_os_str() == "-"
+    {
+        return format_stdin(check);
+    }
     let default = [PathBuf::from(".")];
     let roots = if paths.is_empty() {
         &default[..]
@@ -55,6 +63,49 @@ pub fn run(paths: &[PathBuf], check: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Formats standard input to standard output; with `check`, prints the diff instead and fails
+/// when there is one.
+fn format_stdin(check: bool) -> ExitCode {
+    let mut text = String::new();
+    if let Err(error) = io::stdin().read_to_string(&mut text) {
+        eprintln!("<stdin>: cannot read: {error}");
+        return ExitCode::FAILURE;
+    }
+    let Some(formatted) = format_text("<stdin>", &text) else {
+        return ExitCode::FAILURE;
+    };
+    if !check {
+        print!("{formatted}");
+        return ExitCode::SUCCESS;
+    }
+    if formatted == text {
+        return ExitCode::SUCCESS;
+    }
+    print!(
+        "{}",
+        unified("<stdin>", "<stdin> (formatted)", &text, &formatted, 3)
+    );
+    ExitCode::FAILURE
+}
+
+/// The formatted text, or `None` after reporting why `name` cannot be formatted.
+fn format_text(name: &str, text: &str) -> Option<String> {
+    match format(text) {
+        Ok(formatted) => Some(formatted),
+        Err(FormatError::Syntax(errors)) => {
+            for error in errors {
+                let (line, col) = line_col(text, error.span.start);
+                eprintln!("{name}:{line}:{col}: {}", error.message);
+            }
+            None
+        }
+        Err(error @ FormatError::Unstable(_)) => {
+            eprintln!("{name}: {error}; left unchanged");
+            None
+        }
     }
 }
 
@@ -113,25 +164,18 @@ fn format_file(path: &Path, check: bool) -> Outcome {
         eprintln!("{}: not UTF-8 text; left unchanged", path.display());
         return Outcome::Failed;
     };
-    let formatted = match format(&text) {
-        Ok(formatted) => formatted,
-        Err(FormatError::Syntax(errors)) => {
-            for error in errors {
-                let (line, col) = line_col(&text, error.span.start);
-                eprintln!("{}:{line}:{col}: {}", path.display(), error.message);
-            }
-            return Outcome::Failed;
-        }
-        Err(error @ FormatError::Unstable(_)) => {
-            eprintln!("{}: {error}; left unchanged", path.display());
-            return Outcome::Failed;
-        }
+    let name = path.display().to_string();
+    let Some(formatted) = format_text(&name, &text) else {
+        return Outcome::Failed;
     };
     if formatted == text {
         return Outcome::Unchanged;
     }
     if check {
-        println!("{}", path.display());
+        print!(
+            "{}",
+            unified(&name, &format!("{name} (formatted)"), &text, &formatted, 3)
+        );
         return Outcome::Changed;
     }
     match write_atomically(path, formatted.as_bytes()) {
@@ -144,14 +188,36 @@ fn format_file(path: &Path, check: bool) -> Outcome {
 }
 
 /// Replaces the contents of `path` by writing a temporary file in the same directory (so the
-/// rename stays on one file system) with the original's permissions, then renaming it over
-/// the original.
+/// rename stays on one file system) with the original's permissions and owner, then renaming
+/// it over the original. A symbolic link is written through (its target is replaced, the link
+/// stays); a file with several hard links is rewritten in place, since a rename would split it
+/// from its other names; a read-only file is refused rather than replaced.
 fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
+    let target = fs::canonicalize(path)?;
+    let meta = fs::metadata(&target)?;
+    if meta.permissions().readonly() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the file is read-only; left unchanged (make it writable to format it)",
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&target)?;
+            file.write_all(contents)?;
+            return file.sync_all();
+        }
+    }
+    let dir = match target.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let name = path
+    let name = target
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
     let mut temp_name = std::ffi::OsString::from(".");
@@ -162,12 +228,88 @@ fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
         let mut file = fs::File::create(&temp)?;
         file.write_all(contents)?;
         file.sync_all()?;
-        fs::set_permissions(&temp, fs::metadata(path)?.permissions())?;
-        fs::rename(&temp, path)
+        fs::set_permissions(&temp, meta.permissions())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // Only the owner's own user (or root) can give the file back to its owner; anyone
+            // else keeps the new file as theirs, as any editor that saves by renaming does.
+            let _ = std::os::unix::fs::chown(&temp, Some(meta.uid()), Some(meta.gid()));
+        }
+        fs::rename(&temp, &target)
     })();
     if result.is_err() {
         // The temporary file is ours; leaving it behind would litter the user's directory.
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("harness-fmt-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        dir
+    }
+
+    const UGLY: &str = "harness t\nconst   A: Int = 1\n";
+    const PRETTY: &str = "harness t\nconst A: Int = 1\n";
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_written_through() {
+        let dir = scratch("link");
+        fs::write(dir.join("real.harness"), UGLY).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("real.harness", dir.join("link.harness"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            format_file(&dir.join("link.harness"), false),
+            Outcome::Changed
+        ));
+        let link = fs::symlink_metadata(dir.join("link.harness")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(link.file_type().is_symlink());
+        assert_eq!(
+            fs::read_to_string(dir.join("real.harness")).ok().as_deref(),
+            Some(PRETTY)
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hard_links_stay_linked() {
+        let dir = scratch("hard");
+        fs::write(dir.join("a.harness"), UGLY).unwrap_or_else(|e| panic!("{e}"));
+        fs::hard_link(dir.join("a.harness"), dir.join("b.harness"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            format_file(&dir.join("a.harness"), false),
+            Outcome::Changed
+        ));
+        assert_eq!(
+            fs::read_to_string(dir.join("b.harness")).ok().as_deref(),
+            Some(PRETTY)
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_read_only_file_is_refused_and_kept() {
+        let dir = scratch("readonly");
+        let path = dir.join("ro.harness");
+        fs::write(&path, UGLY).unwrap_or_else(|e| panic!("{e}"));
+        let mut permissions = fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .permissions();
+        permissions.set_readonly(true);
+        fs::set_permissions(&path, permissions).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(format_file(&path, false), Outcome::Failed));
+        assert_eq!(fs::read_to_string(&path).ok().as_deref(), Some(UGLY));
+        let _ = fs::remove_dir_all(&dir);
+    }
 }

@@ -103,8 +103,16 @@ fn capabilities() -> lsp::ServerCapabilities {
             ..Default::default()
         }),
         document_symbol_provider: Some(lsp::OneOf::Left(true)),
-        rename_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        signature_help_provider: Some(lsp::SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".to_owned(), ",".to_owned()]),
+            ..Default::default()
+        }),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        document_range_formatting_provider: Some(lsp::OneOf::Left(true)),
         code_action_provider: Some(lsp::CodeActionProviderCapability::Simple(true)),
         semantic_tokens_provider: Some(
             lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
@@ -212,7 +220,10 @@ impl Server {
             "textDocument/completion" => to_value(self.completion(parse(params)?)?),
             "textDocument/documentSymbol" => to_value(self.document_symbols(parse(params)?)?),
             "textDocument/rename" => to_value(self.rename(parse(params)?)?),
+            "textDocument/prepareRename" => to_value(self.prepare_rename(parse(params)?)?),
+            "textDocument/signatureHelp" => to_value(self.signature_help(parse(params)?)?),
             "textDocument/formatting" => to_value(self.formatting(parse(params)?)?),
+            "textDocument/rangeFormatting" => to_value(self.range_formatting(parse(params)?)?),
             "textDocument/semanticTokens/full" => to_value(self.semantic_tokens(parse(params)?)?),
             "textDocument/codeAction" => to_value(self.code_actions(parse(params)?)?),
             _ => {
@@ -592,6 +603,84 @@ impl Server {
         }))
     }
 
+    fn prepare_rename(
+        &self,
+        params: lsp::TextDocumentPositionParams,
+    ) -> Result<Option<lsp::PrepareRenameResponse>, Failure> {
+        let (path, text, index, offset) = self.position(&params)?;
+        match ide::prepare_rename(&self.workspace, &path, offset) {
+            Ok(span) => Ok(Some(lsp::PrepareRenameResponse::Range(
+                index.range(&text, span),
+            ))),
+            // Nothing to rename here: the protocol's answer is null, not an error.
+            Err(ide::RenameError::NoSymbol) => Ok(None),
+            Err(error) => Err((ErrorCode::RequestFailed, error.to_string())),
+        }
+    }
+
+    fn signature_help(
+        &self,
+        params: lsp::SignatureHelpParams,
+    ) -> Result<Option<lsp::SignatureHelp>, Failure> {
+        let (path, _, _, offset) = self.position(&params.text_document_position_params)?;
+        let Some(help) = ide::signature_help(&self.workspace, &path, offset) else {
+            return Ok(None);
+        };
+        // Parameter offsets count UTF-16 code units of the label.
+        let utf16 = |end: u32| help.label[..end as usize].encode_utf16().count() as u32;
+        let parameters = help
+            .params
+            .iter()
+            .map(|&(start, end)| lsp::ParameterInformation {
+                label: lsp::ParameterLabel::LabelOffsets([utf16(start), utf16(end)]),
+                documentation: None,
+            })
+            .collect();
+        let documentation = (!help.docs.is_empty()).then(|| {
+            lsp::Documentation::MarkupContent(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value: help.docs.clone(),
+            })
+        });
+        Ok(Some(lsp::SignatureHelp {
+            signatures: vec![lsp::SignatureInformation {
+                label: help.label.clone(),
+                documentation,
+                parameters: Some(parameters),
+                active_parameter: Some(help.active),
+            }],
+            active_signature: Some(0),
+            active_parameter: Some(help.active),
+        }))
+    }
+
+    fn range_formatting(
+        &self,
+        params: lsp::DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<lsp::TextEdit>>, Failure> {
+        let (_, text, index) = self.document(&params.text_document.uri)?;
+        let end_of_text = text.len() as u32;
+        let start = index
+            .offset(&text, params.range.start)
+            .unwrap_or(end_of_text);
+        let end = index.offset(&text, params.range.end).unwrap_or(end_of_text);
+        let range = harness_grammar::Span {
+            start,
+            end: end.max(start),
+        };
+        let edits = ide::format_range(&text, range)
+            .map_err(|e| (ErrorCode::RequestFailed, format!("not formatted: {e}")))?;
+        Ok(Some(
+            edits
+                .into_iter()
+                .map(|(span, new_text)| lsp::TextEdit {
+                    range: index.range(&text, span),
+                    new_text,
+                })
+                .collect(),
+        ))
+    }
+
     fn formatting(
         &self,
         params: lsp::DocumentFormattingParams,
@@ -918,8 +1007,16 @@ fn stdio() -> (Connection, IoThreads) {
         let mut stdin = stdin.lock();
         while let Some(body) = read_frame(&mut stdin) {
             let message = match body {
-                Ok(body) => serde_json::from_slice::<Message>(&body)
-                    .map_err(|e| (Some(body), e.to_string())),
+                Ok(body) => match serde_json::from_slice::<Message>(&body) {
+                    // A body with a `method` is a request or notification; one that only parses
+                    // as a response (`{"id": 1, "method": 3}`) is a malformed request.
+                    Ok(Message::Response(_)) if has_method(&body) => Err((
+                        Some(body),
+                        "a request whose `method` is not a string".to_owned(),
+                    )),
+                    Ok(message) => Ok(message),
+                    Err(e) => Err((Some(body), e.to_string())),
+                },
                 Err(error) => Err((None, error)),
             };
             match message {
@@ -958,6 +1055,11 @@ fn stdio() -> (Connection, IoThreads) {
     )
 }
 
+/// True when a message body is a JSON object with a `method` member.
+fn has_method(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|value| value.get("method").is_some())
+}
+
 /// The id of a message body that is JSON with an `id`, for answering it with an error.
 fn body_id(error: &(Option<Vec<u8>>, String)) -> Option<RequestId> {
     let value: Value = serde_json::from_slice(error.0.as_deref()?).ok()?;
@@ -968,31 +1070,91 @@ fn body_id(error: &(Option<Vec<u8>>, String)) -> Option<RequestId> {
     }
 }
 
+/// The longest header line kept: a longer one keeps only its end, which is where a
+/// `Content-Length` header sits when garbage precedes it on its line.
+const MAX_HEADER_LINE: usize = 8 << 10;
+
+/// The largest message body read; a larger one is refused without allocating it.
+const MAX_MESSAGE: u64 = 64 << 20;
+
 /// Reads one `Content-Length` framed message body; `None` at the end of the input, an error
-/// for a frame without a valid length (its body cannot be found, so it is skipped).
+/// for a frame without a valid length or with a body over [`MAX_MESSAGE`].
+///
+/// The framing resynchronises after any mistake: header lines are read as bytes (so invalid
+/// UTF-8 is only garbage), each of bounded length, and the `Content-Length` header is looked for
+/// anywhere in its line, so when a frame's declared length is short, the rest of its body is
+/// skipped as garbage and the next frame's header, which follows it on the same line, is still
+/// found. A refused body is not read; it is skipped the same way.
 fn read_frame(input: &mut impl BufRead) -> Option<Result<Vec<u8>, String>> {
     let mut length = None;
+    let mut seen = false;
     loop {
-        let mut line = String::new();
-        if input.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
+        let line = read_header_line(input)?;
+        let line = line.trim_ascii_end();
         if line.is_empty() {
-            break;
+            if seen {
+                break;
+            }
+            // Blank lines between frames are skipped.
+            continue;
         }
-        if let Some((name, value)) = line.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
+        seen = true;
+        if let Some(value) = content_length(line) {
+            length = Some(value);
         }
     }
-    let Some(length) = length else {
-        return Some(Err(
-            "a message without a valid Content-Length header".to_owned()
-        ));
+    let length = match length {
+        None => {
+            return Some(Err(
+                "a message without a valid Content-Length header".to_owned()
+            ));
+        }
+        Some(Err(error)) => return Some(Err(error)),
+        Some(Ok(length)) => length,
     };
     let mut body = vec![0; length];
     input.read_exact(&mut body).ok()?;
     Some(Ok(body))
+}
+
+/// One header line with its line feed, keeping at most its last [`MAX_HEADER_LINE`] bytes;
+/// `None` at the end of the input.
+fn read_header_line(input: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    loop {
+        let buffer = input.fill_buf().ok()?;
+        if buffer.is_empty() {
+            return (!line.is_empty()).then_some(line);
+        }
+        let (used, done) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        line.extend_from_slice(&buffer[..used]);
+        input.consume(used);
+        if line.len() > MAX_HEADER_LINE {
+            line.drain(..line.len() - MAX_HEADER_LINE);
+        }
+        if done {
+            return Some(line);
+        }
+    }
+}
+
+/// The value of the last `Content-Length` header in `line`, if there is one: the length, or
+/// why it cannot be used.
+fn content_length(line: &[u8]) -> Option<Result<usize, String>> {
+    const NAME: &[u8] = b"content-length:";
+    let at = line
+        .windows(NAME.len())
+        .rposition(|w| w.eq_ignore_ascii_case(NAME))?;
+    let value = String::from_utf8_lossy(&line[at + NAME.len()..]);
+    let value = value.trim();
+    Some(match value.parse::<u64>() {
+        Ok(length) if length <= MAX_MESSAGE => Ok(length as usize),
+        Ok(length) => Err(format!(
+            "a message of {length} bytes is over the limit of {MAX_MESSAGE} bytes; skipped"
+        )),
+        Err(_) => Err(format!("an invalid Content-Length `{value}`")),
+    })
 }

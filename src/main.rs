@@ -37,6 +37,9 @@ enum Command {
         /// How to print the diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Print only the errors, without warnings or the summary line.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -142,10 +145,12 @@ enum Command {
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
-        /// List the files that would change and exit 1 if any; write nothing.
+        /// Print what would change, as a unified diff per file, and exit 1 if anything would;
+        /// write nothing.
         #[arg(long)]
         check: bool,
-        /// Files, or directories searched recursively for `.harness` files (default: `.`).
+        /// Files, or directories searched recursively for `.harness` files (default: `.`);
+        /// `-` alone formats standard input to standard output.
         paths: Vec<PathBuf>,
     },
     /// Run the language server on standard input and output (for editors).
@@ -155,6 +160,14 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Print a shell completion script, for example
+    /// `harness completions bash > ~/.local/share/bash-completion/completions/harness`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), for example `harness man | man -l -`.
+    Man,
     /// List the games, or describe one: its bindings, instance sets, metrics and options.
     Games {
         #[command(subcommand)]
@@ -270,7 +283,11 @@ fn run_cli(cli: Cli) -> ExitCode {
         }));
     }
     match cli.command {
-        Command::Check { paths, format } => check::run(&paths, format),
+        Command::Check {
+            paths,
+            format,
+            quiet,
+        } => check::run(&paths, format, quiet),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
         Command::Run {
             file,
@@ -337,5 +354,78 @@ fn run_cli(cli: Cli) -> ExitCode {
         Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
+        Command::Completions { shell } => {
+            print!("{}", completions(shell));
+            ExitCode::SUCCESS
+        }
+        Command::Man => match man_page() {
+            Ok(page) => {
+                print!("{page}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: cannot render the manual page: {error}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// The completion script for `shell`, generated from the command-line definitions.
+fn completions(shell: clap_complete::Shell) -> String {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, "harness", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The manual page in roff, generated from the command-line definitions.
+fn man_page() -> std::io::Result<String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_definitions_are_consistent() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    #[test]
+    fn completions_and_the_manual_page_cover_every_command() {
+        let command = <Cli as clap::CommandFactory>::command();
+        let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+        assert!(
+            names.contains(&"check") && names.contains(&"lsp"),
+            "{names:?}"
+        );
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let script = completions(shell);
+            for name in &names {
+                assert!(script.contains(name), "{shell} completion lacks `{name}`");
+            }
+        }
+        let page = man_page().expect("renders");
+        assert!(
+            page.starts_with(".ie") || page.contains(".TH harness"),
+            "{page}"
+        );
+        for name in &names {
+            assert!(page.contains(name), "the manual page lacks `{name}`");
+        }
+    }
+
+    #[test]
+    fn lsp_accepts_the_stdio_flag_clients_append() {
+        assert!(Cli::try_parse_from(["harness", "lsp", "--stdio"]).is_ok());
+        assert!(Cli::try_parse_from(["harness", "lsp", "--bogus"]).is_err());
     }
 }

@@ -372,6 +372,20 @@ pub fn series(
     out
 }
 
+/// A round tick step (1, 2 or 5 times a power of ten) giving four to ten ticks over
+/// `[lo, hi]`, and the first tick at or above `lo`.
+fn round_ticks(lo: f64, hi: f64) -> (f64, f64) {
+    let raw = ((hi - lo) / 5.0).max(1e-9);
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = match raw / magnitude {
+        n if n <= 1.0 => 1.0,
+        n if n <= 2.0 => 2.0,
+        n if n <= 5.0 => 5.0,
+        _ => 10.0,
+    } * magnitude;
+    (step, (lo / step - 1e-9).ceil() * step)
+}
+
 /// One policy of an accuracy–cost trade-off: its cost relative to a reference, its score and
 /// spread.
 #[derive(Clone, Debug, PartialEq)]
@@ -442,24 +456,32 @@ pub fn trade_off(title: &str, x_label: &str, y_label: &str, points: &[TradeOff])
     let y = |v: f64| MARGIN_TOP + plot_h * (1.0 - (finite(v) - y_lo) / (y_hi - y_lo));
     let mut out = String::new();
     header(&mut out, height, title);
-    for step in 0..=5 {
-        let v = y_lo + (y_hi - y_lo) * f64::from(step) / 5.0;
+    let (y_step, y_first) = round_ticks(y_lo, y_hi);
+    let mut v = y_first;
+    while v <= y_hi + 1e-9 {
         let _ = writeln!(
             out,
             "<line x1=\"{MARGIN_LEFT}\" x2=\"{:.1}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{v:.2}</text>",
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{v:.prec$}</text>",
             MARGIN_LEFT + plot_w,
             MARGIN_LEFT - 6.0,
             y(v) + 4.0,
             y0 = y(v),
+            prec = decimals_of(y_step),
         );
-        let u = x_lo + (x_hi - x_lo) * f64::from(step) / 5.0;
+        v += y_step;
+    }
+    let (x_step, x_first) = round_ticks(x_lo, x_hi);
+    let mut u = x_first;
+    while u <= x_hi + 1e-9 {
         let _ = writeln!(
             out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{u:.2}</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{u:.prec$}</text>",
             x(u),
             MARGIN_TOP + plot_h + 16.0,
+            prec = decimals_of(x_step),
         );
+        u += x_step;
     }
     let _ = writeln!(
         out,
@@ -745,6 +767,11 @@ mod tests {
             "the oracle is hollow"
         );
         assert_eq!(count(&svg, "<polyline"), 1);
+        assert_eq!(round_ticks(0.11, 1.08), (0.2, 0.2));
+        assert!(
+            svg.contains(">0.7<") && svg.contains(">1.0<"),
+            "round ticks"
+        );
     }
 
     #[test]

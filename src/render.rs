@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 
 /// Prints diagnostics for a person, followed by a one-line summary.
 pub fn human(diagnostics: &[Diagnostic], files: usize) {
-    for diagnostic in diagnostics {
-        eprintln!("{:?}", miette::Report::new(diagnostic.clone()));
-    }
+    self::diagnostics(diagnostics);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     eprintln!(
@@ -16,6 +14,13 @@ pub fn human(diagnostics: &[Diagnostic], files: usize) {
         plural(errors),
         plural(warnings)
     );
+}
+
+/// The diagnostics rendered for a terminal, on standard error, without a summary.
+pub fn diagnostics(diagnostics: &[Diagnostic]) {
+    for diagnostic in diagnostics {
+        eprintln!("{:?}", miette::Report::new(diagnostic.clone()));
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -202,6 +202,11 @@ codes! {
         example: "enum Bucket { Coarse, Late }\nconst B: Bucket = Bucket.Early",
         fix: "Use one of the enum's variants.";
 
+    CyclicAlias = "E0112", Error, "cyclic type alias",
+        explanation: "A `type` alias names an existing type. An alias defined through itself, directly or through other aliases, names no type at all.",
+        example: "type A = B\ntype B = A",
+        fix: "Give one of the aliases a real definition: a record type, a built-in type or an `enum`.";
+
     TypeMismatch = "E0201", Error, "type mismatch",
         explanation: "An expression has a different type from the one its position requires: a declared type, a parameter, a condition (which must be `Bool`), the branches of an `if` or `match`.",
         example: "const N: Int = 0.5",

@@ -96,16 +96,23 @@ pub struct CheckKey {
 pub struct Outline {
     /// The chunks in source order.
     pub chunks: Vec<(Chunk, u32)>,
+    /// True when the file ends inside a layer.
+    pub unclosed_layer: bool,
 }
 
 /// Splits a file into chunks.
 #[salsa::tracked(returns(ref))]
 pub fn outline(db: &dyn salsa::Database, file: SourceFile) -> Outline {
-    let chunks = split::split(file.text(db))
+    let split = split::split(file.text(db));
+    let chunks = split
+        .chunks
         .into_iter()
         .map(|raw| (Chunk::new(db, raw.kind, raw.text), raw.offset))
         .collect();
-    Outline { chunks }
+    Outline {
+        chunks,
+        unclosed_layer: split.unclosed_layer,
+    }
 }
 
 /// Parses one chunk.
@@ -299,6 +306,19 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
             None => &parsed(db, *chunk).errors,
         };
         out.extend(diagnostics.iter().map(|d| d.clone().shifted(*offset)));
+    }
+    if outline.unclosed_layer {
+        // The same words as the formatter's parse of the whole file.
+        let end = file.text(db).len() as u32;
+        out.push(
+            Diagnostic::new(
+                Code::Syntax,
+                harness_grammar::Span { start: end, end },
+                "expected `}` to close the layer, found the end of the file".to_owned(),
+            )
+            .primary("expected `}`")
+            .help("add the `}` that closes the layer after its last member"),
+        );
     }
     if outline.chunks.is_empty() {
         out.push(

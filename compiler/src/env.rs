@@ -6,7 +6,7 @@
 //! depends on it. It also numbers definitions the way the [`crate::ir`] does, per module, so that
 //! member checks can produce IR directly.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use harness_grammar::{Span, ast};
@@ -795,12 +795,13 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
         }
         // User enums and aliases of every module of the program; the names of this module win.
         let mut aliases: Vec<(&ast::TypeAlias, bool)> = Vec::new();
+        let mut own_aliases: Vec<(&ast::TypeAlias, &str, u32)> = Vec::new();
         for module in &program_modules {
             let Some(other) = drafts.get(module) else {
                 continue;
             };
             let own = is_own(module);
-            for (item, _) in &other.items {
+            for (item, ordinal) in &other.items {
                 let declared = match item {
                     ast::Item::Enum(decl) => Some(&decl.name),
                     ast::Item::TypeAlias(alias) => Some(&alias.name),
@@ -828,7 +829,12 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                             variants: Vec::new(),
                         });
                     }
-                    ast::Item::TypeAlias(alias) => aliases.push((alias, own)),
+                    ast::Item::TypeAlias(alias) => {
+                        aliases.push((alias, own));
+                        if own {
+                            own_aliases.push((alias, other.file, *ordinal));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -855,6 +861,28 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
             if !changed {
                 break;
             }
+        }
+        // An alias that leads back to itself has no type: resolving it above gave an error type
+        // silently, which would let any use of it through.
+        for (index, next) in cyclic_aliases(&own_aliases) {
+            let (alias, file, ordinal) = own_aliases[index];
+            let (target, reference) = next;
+            let message = if target == alias.name.name {
+                format!("the type alias `{}` refers to itself", alias.name.name)
+            } else {
+                format!(
+                    "the type alias `{}` is cyclic: it refers to `{target}`, which leads back to `{}`",
+                    alias.name.name, alias.name.name
+                )
+            };
+            report(
+                file,
+                ordinal,
+                Diagnostic::new(Code::CyclicAlias, alias.name.span, message)
+                    .label(reference, "this reference leads back")
+                    .help("an alias names an existing type; define the type with a record or an `enum` instead"),
+                true,
+            );
         }
         // Enum payloads, now that every type name is known.
         for module in &program_modules {
@@ -1468,6 +1496,105 @@ fn on_cycle(start: usize, needs: &[Vec<usize>]) -> bool {
         }
     }
     false
+}
+
+/// The aliases of `aliases` that lie on a cycle of aliases, each with the alias it refers to
+/// on that cycle and the span of that reference. Tarjan's algorithm, iterative, so a long chain
+/// of aliases costs no stack.
+fn cyclic_aliases(aliases: &[(&ast::TypeAlias, &str, u32)]) -> Vec<(usize, (String, Span))> {
+    let index_of: HashMap<&str, usize> = aliases
+        .iter()
+        .enumerate()
+        .map(|(i, (alias, _, _))| (alias.name.name.as_str(), i))
+        .collect();
+    // The aliases each alias's type mentions, with the reference's span.
+    let edges: Vec<Vec<(usize, Span)>> = aliases
+        .iter()
+        .map(|(alias, _, _)| {
+            let mut out = Vec::new();
+            let mut stack = vec![&alias.ty];
+            while let Some(ty) = stack.pop() {
+                match ty {
+                    ast::TypeExpr::Named { name, args, .. } => {
+                        if let Some(&j) = index_of.get(path_text(name).as_str()) {
+                            out.push((j, name.span));
+                        }
+                        stack.extend(args.iter());
+                    }
+                    ast::TypeExpr::Record { fields, .. } => {
+                        stack.extend(fields.iter().map(|(_, t)| t));
+                    }
+                    ast::TypeExpr::Invalid(_) => {}
+                }
+            }
+            out
+        })
+        .collect();
+    let n = aliases.len();
+    let unvisited = usize::MAX;
+    let mut order = vec![unvisited; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut component = vec![0; n];
+    let mut components = 0;
+    let mut counter = 0;
+    for root in 0..n {
+        if order[root] != unvisited {
+            continue;
+        }
+        // Each frame is a node and the index of the next edge to follow from it.
+        let mut frames = vec![(root, 0usize)];
+        order[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some((node, next)) = frames.last().copied() {
+            if let Some(&(to, _)) = edges[node].get(next) {
+                if let Some(frame) = frames.last_mut() {
+                    frame.1 += 1;
+                }
+                if order[to] == unvisited {
+                    order[to] = counter;
+                    low[to] = counter;
+                    counter += 1;
+                    stack.push(to);
+                    on_stack[to] = true;
+                    frames.push((to, 0));
+                } else if on_stack[to] {
+                    low[node] = low[node].min(order[to]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == order[node] {
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component[member] = components;
+                    if member == node {
+                        break;
+                    }
+                }
+                components += 1;
+            }
+        }
+    }
+    let mut sizes = vec![0usize; components];
+    for c in &component {
+        sizes[*c] += 1;
+    }
+    (0..n)
+        .filter_map(|i| {
+            let cyclic =
+                |to: usize| component[to] == component[i] && (sizes[component[i]] > 1 || to == i);
+            let (to, span) = edges[i].iter().find(|(to, _)| cyclic(*to))?;
+            Some((i, (aliases[*to].0.name.name.clone(), *span)))
+        })
+        .collect()
 }
 
 /// The dotted text of a path.

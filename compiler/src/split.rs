@@ -38,9 +38,19 @@ const MEMBER_KEYWORDS: &[&str] = &[
     "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise", "machine",
 ];
 
+/// A file split into chunks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// The chunks in source order.
+    pub chunks: Vec<RawChunk>,
+    /// True when the text ends inside a layer: its closing `}` is missing. The members' own
+    /// parses cannot see that, so the file's diagnostics report it.
+    pub unclosed_layer: bool,
+}
+
 /// Splits `text` into chunks in source order. Chunks that hold only whitespace and comments are
 /// dropped; every other byte belongs to exactly one chunk, except the `}` closing a layer.
-pub fn split(text: &str) -> Vec<RawChunk> {
+pub fn split(text: &str) -> Split {
     let bytes = text.as_bytes();
     let mut boundaries: Vec<(usize, ChunkKind)> = Vec::new();
     // Closing braces of layers: a member chunk ends there rather than at the next boundary.
@@ -156,7 +166,10 @@ pub fn split(text: &str) -> Vec<RawChunk> {
             text: piece.to_owned(),
         });
     }
-    chunks
+    Split {
+        chunks,
+        unclosed_layer: in_layer,
+    }
 }
 
 /// True when the text holds only whitespace and comments.
@@ -174,7 +187,7 @@ mod tests {
     #[test]
     fn splits_items_and_members() {
         let text = "harness a.b\nconst N: Int = 1\n/// Docs.\nlayer l needs k {\n  state { n: Int = 0 }\n  computed c: Int = if n > 0 { 1 } else { 2 }\n}\nfn f() -> Int = 1\n";
-        let chunks = split(text);
+        let chunks = split(text).chunks;
         let kinds: Vec<_> = chunks.iter().map(|c| c.kind).collect();
         assert_eq!(
             kinds,
@@ -200,8 +213,15 @@ mod tests {
 
     #[test]
     fn keeps_garbage_in_a_chunk() {
-        let chunks = split("\u{1}\u{2} garbage const N: Int = 1");
+        let chunks = split("\u{1}\u{2} garbage const N: Int = 1").chunks;
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].kind, ChunkKind::Item);
+    }
+
+    #[test]
+    fn notices_a_layer_left_open() {
+        assert!(split("layer l {\n  state { n: Int = 0 }\n").unclosed_layer);
+        assert!(!split("layer l {\n  state { n: Int = 0 }\n}\n").unclosed_layer);
+        assert!(!split("const S: String = \"layer l {\"\n").unclosed_layer);
     }
 }

@@ -156,16 +156,10 @@ fn comment_texts(text: &str, tokens: &[Token]) -> Vec<String> {
     comments
 }
 
-/// The text of a comment token as it is printed. Plain comments lose trailing whitespace; doc
-/// comments keep it (only a carriage return goes), because it is part of the documentation text
-/// in the tree.
+/// The text of a comment token as it is printed: without trailing whitespace, which the
+/// output never has (the parser leaves it out of documentation text too).
 fn comment_text(text: &str, token: Token) -> String {
-    let raw = &text[token.span.range()];
-    if token.kind == K::DocComment {
-        raw.trim_end_matches('\r').to_string()
-    } else {
-        raw.trim_end().to_string()
-    }
+    text[token.span.range()].trim_end().to_string()
 }
 
 /// True when `text[from..to]` contains an empty line: two line feeds with only whitespace
@@ -1701,8 +1695,12 @@ impl<'t> Printer<'t> {
             docs.push(self.guards(guards));
             docs.push(text(" {"));
             self.flush_trailing(then.span.start, &mut docs);
+            let close = self.branch_close(then);
             let then = self.branch(then);
-            docs.push(indent(vec![Doc::Line, then]));
+            let mut inside = vec![Doc::Line, then];
+            // Comments after the branch's value stay in the branch, not in the next one.
+            self.flush(close, false, &mut inside);
+            docs.push(indent(inside));
             docs.push(Doc::Line);
             if matches!(otherwise.kind, ExprKind::If { .. }) {
                 docs.push(text("} else if "));
@@ -1711,14 +1709,26 @@ impl<'t> Printer<'t> {
             } else {
                 docs.push(text("} else {"));
                 self.flush_trailing(otherwise.span.start, &mut docs);
+                let close = self.branch_close(otherwise);
                 let otherwise = self.branch(otherwise);
-                docs.push(indent(vec![Doc::Line, otherwise]));
+                let mut inside = vec![Doc::Line, otherwise];
+                self.flush(close, false, &mut inside);
+                docs.push(indent(inside));
                 docs.push(Doc::Line);
                 docs.push(text("}"));
                 break;
             }
         }
         group(docs)
+    }
+
+    /// Where the `}` closing a branch is: a block's span ends with it; a branch without `let`
+    /// bindings is its value alone, and the brace is the next one after it.
+    fn branch_close(&self, expr: &Expr) -> u32 {
+        match expr.kind {
+            ExprKind::Block(..) => expr.span.end.saturating_sub(1),
+            _ => self.next_token(K::RBrace, expr.span.end),
+        }
     }
 
     /// The inside of the braces of a branch or block: `let` bindings, then the result.

@@ -464,13 +464,26 @@ impl Raw {
 /// [`TokenKind::Error`] tokens of exactly one character each.
 pub fn lex(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
-    let mut lexer = Raw::lexer(text);
+    // A byte-order mark that some editors write at the start of a file is trivia.
+    let bom = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    if bom > 0 {
+        tokens.push(Token {
+            kind: TokenKind::Whitespace,
+            span: Span::new(0, bom),
+        });
+    }
+    let mut lexer = Raw::lexer(&text[bom..]);
     // `covered` is the end of the text already assigned to tokens. Logos reports errors with
     // the span it gave up on; re-deriving error tokens from `covered` and the next good token
     // guarantees that every byte is covered exactly once and that spans sit on char boundaries.
-    let mut covered = 0;
+    let mut covered = bom;
     while let Some(result) = lexer.next() {
         let span = lexer.span();
+        let span = span.start + bom..span.end + bom;
         if let Ok(raw) = result {
             push_errors(text, covered, span.start, &mut tokens);
             let kind = raw.kind(&text[span.clone()]);

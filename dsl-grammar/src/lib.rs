@@ -9,6 +9,7 @@
 //! page; a test and a fuzz target keep the two parsers in agreement on which texts they accept.
 
 pub mod ast;
+pub mod diff;
 pub mod format;
 pub mod lexer;
 mod parser;

@@ -132,7 +132,9 @@ impl<'t> Parser<'t> {
                     if !doc.is_empty() {
                         doc.push('\n');
                     }
-                    doc.push_str(line.trim_end_matches('\r'));
+                    // Trailing whitespace is not part of the documentation: the formatter drops it,
+                    // and the tree must not change when it does.
+                    doc.push_str(line.trim_end());
                 }
                 kind => {
                     let docs_index = pending_doc.take().map(|doc| {

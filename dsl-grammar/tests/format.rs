@@ -318,6 +318,56 @@ fn comments_stay_in_their_member() {
     assert_eq!(comments_by_declaration(text), comments_by_declaration(&out));
 }
 
+/// The issue's reproducer: a trailing comment in a branch used to move into the `else` branch,
+/// and formatting the result again moved it further.
+#[test]
+fn comments_stay_in_their_branch() {
+    let text = "const A: Int = if x { 1 // one\n} else { 2 // two\n}\n\
+                const B: Int = if x {\n  1\n  // after one\n} else if y {\n  let z = 2;\n  z // zed\n} \
+                else {\n  3\n}\n";
+    let out = formatted(text);
+    assert_eq!(
+        out,
+        "const A: Int = if x {\n  1 // one\n} else {\n  2 // two\n}\n\
+         const B: Int = if x {\n  1\n  // after one\n} else if y {\n  let z = 2;\n  z // zed\n} \
+         else {\n  3\n}\n"
+    );
+    assert_eq!(formatted(&out), out);
+}
+
+/// A doc line ending in a space used to make the formatter refuse the file (the tree kept the
+/// space, the output did not).
+#[test]
+fn doc_lines_with_trailing_spaces_are_formatted() {
+    let out = formatted("/// Counts things. \n///   \nconst  A: Int = 1\n");
+    assert_eq!(out, "/// Counts things.\n///\nconst A: Int = 1\n");
+}
+
+/// A byte-order mark is trivia, not an invalid character.
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let parse = harness_grammar::parse("\u{feff}const A: Int = 1\n");
+    assert_eq!(parse.errors, vec![]);
+    assert_eq!(
+        formatted("\u{feff}const A: Int = 1\n"),
+        "const A: Int = 1\n"
+    );
+}
+
+/// Long `else if` chains and operator chains below the height limit format, idempotently, on
+/// the 2 MiB stack of a test thread.
+#[test]
+fn long_chains_format() {
+    let arms: String = (0..300)
+        .map(|i| format!("if x == {i} {{ {i} }} else "))
+        .collect();
+    let sum = vec!["x"; 900].join(" + ");
+    let text = format!("const A: Int = {arms}{{ 0 }}\nconst B: Int = {sum}\n");
+    let out = formatted(&text);
+    assert_eq!(formatted(&out), out);
+    assert!(out.contains("} else if x == 299 {"));
+}
+
 #[test]
 fn long_lines_break_at_the_width() {
     let args: Vec<String> = (0..12).map(|i| format!("argument_{i}")).collect();

@@ -73,6 +73,114 @@ impl ErrorCode {
         ErrorCode::ALL.into_iter().find(|kind| kind.code() == code)
     }
 
+    /// The title and the explanation page of the code, as `harness explain` prints them: what
+    /// triggers it and what to do.
+    pub fn explanation(self) -> (&'static str, &'static str) {
+        match self {
+            ErrorCode::Overflow => (
+                "integer overflow",
+                "An integer operation (`+`, `-`, `*`, or a builtin such as `sum`) gave a result \
+                 outside the 64-bit range. The episode stops at that turn.\n\nFix: bound the values \
+                 that grow (a counter, a product), or compute with `Float`.",
+            ),
+            ErrorCode::DivisionByZero => (
+                "division by zero",
+                "An integer `/` or `%` had a zero divisor.\n\nFix: guard the division \
+                 (`if n == 0 { 0 } else { total / n }`) or divide floats, which give a non-finite \
+                 value (R0005) instead.",
+            ),
+            ErrorCode::IndexOutOfRange => (
+                "index out of range",
+                "`xs[i]` read a list at an index it does not have, or a map at a key it does not \
+                 hold.\n\nFix: check the length or the key first, or use the methods that return an \
+                 `Option` (`get`, `first`, `last`) with `unwrap_or`.",
+            ),
+            ErrorCode::NoneUnwrapped => (
+                "`None` where a value was required",
+                "`unwrap` (or an operation that needs a value) met `None`.\n\nFix: match on the \
+                 option, or give a default with `unwrap_or`.",
+            ),
+            ErrorCode::NotFinite => (
+                "non-finite float",
+                "A float operation produced NaN or an infinity (a division by zero, `log` of zero, \
+                 an overflow), and the value reached state, a decision or the game.\n\nFix: guard the \
+                 operation's inputs, or clamp the result.",
+            ),
+            ErrorCode::RequiresFailed => (
+                "an action's `requires` failed",
+                "A `requires` clause of the chosen action was false; the action applied nothing \
+                 and the trace records the declared error code.\n\nFix: make the `decide` rule's \
+                 guard imply the action's requirements, or handle the error code.",
+            ),
+            ErrorCode::TunableOutOfRange => (
+                "a revision leaves a tunable's range",
+                "A `revise` statement would move a tunable outside the range its declaration \
+                 gives (`in lo..=hi`).\n\nFix: clamp the new value to the range.",
+            ),
+            ErrorCode::NoDecision => (
+                "no `decide` rule matched",
+                "On a turn, no rule of any enabled layer's `decide` block matched, so there was no \
+                 action to take.\n\nFix: end the lowest layer's `decide` with a rule that always \
+                 matches (`otherwise => ...`), so a turn always has an action even with the layers \
+                 above switched off.",
+            ),
+            ErrorCode::BudgetExhausted => (
+                "evaluation budget exhausted",
+                "A turn used more evaluation steps than the per-turn budget allows (a large \
+                 `range`, a nested loop over the board, many previews).\n\nFix: make the turn's \
+                 work smaller, for example by sampling fewer particles.",
+            ),
+            ErrorCode::NestedPreview => (
+                "`sim.next` inside a preview",
+                "`sim.next` was called while a preview was being evaluated. The checker rejects \
+                 the direct case (E0403); this is the indirect one, through a function.\n\nFix: \
+                 compute previews only at the top level of a member.",
+            ),
+            ErrorCode::Native => (
+                "a builtin, game query or method failed",
+                "A function implemented natively by the standard library or the game returned an \
+                 error; the message says which and why.\n\nFix: check the arguments the message \
+                 names.",
+            ),
+            ErrorCode::Internal => (
+                "internal error",
+                "A value had a kind the checked program does not allow. This is a bug in harness, \
+                 not in the harness file.\n\nFix: please report it with the file and the seed.",
+            ),
+            ErrorCode::EffectRejected => (
+                "the game rejected an effect",
+                "The game refused an effect the harness emitted (a move that is not legal in the \
+                 game's current state).\n\nFix: guard the action with the game's queries, in an \
+                 `available` or `requires` clause.",
+            ),
+            ErrorCode::BadModel => (
+                "a model's probabilities are invalid",
+                "A `model` gave branch probabilities that are negative or sum to more than \
+                 one.\n\nFix: clamp each probability to 0..=1 and make the explicit ones sum to at \
+                 most one; `otherwise` takes the rest.",
+            ),
+            ErrorCode::Unavailable => (
+                "the chosen action was not available",
+                "A `decide` rule chose an action whose `available` clause was false when it was \
+                 applied.\n\nFix: add the action's availability to the rule's guard.",
+            ),
+            ErrorCode::BadSwitch => (
+                "bad layer switch or setting",
+                "A command-line switch named a layer, config parameter or tunable the harness \
+                 does not have, or `--set` gave a value of the wrong type or outside the declared \
+                 range.\n\nFix: `harness check` the harness and compare the names and ranges it \
+                 declares with the switches given.",
+            ),
+            ErrorCode::BadTransition => (
+                "a transition that the machine does not declare",
+                "A `patch` moved a state field that a `machine` governs from one state to another \
+                 along no edge the machine declares (the checker proves the literal ones, E0303; \
+                 this one was computed).\n\nFix: add the edge to the machine, or guard the patch \
+                 so that it only runs from a state that has the edge.",
+            ),
+        }
+    }
+
     /// The stable code, for example `"R0001"`.
     pub fn code(self) -> &'static str {
         match self {
@@ -169,3 +277,27 @@ impl std::error::Error for RuntimeError {}
 
 /// The result of a runtime operation.
 pub type RtResult<T> = Result<T, RuntimeError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back_and_has_an_explanation_with_a_fix() {
+        let mut titles = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_code(code.code()), Some(code));
+            let (title, text) = code.explanation();
+            assert!(
+                titles.insert(title),
+                "{} repeats the title {title:?}",
+                code.code()
+            );
+            assert!(
+                text.contains("\n\nFix: "),
+                "{} says what to do",
+                code.code()
+            );
+        }
+    }
+}

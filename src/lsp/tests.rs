@@ -681,6 +681,45 @@ fn positions_count_utf16_code_units() {
     );
 }
 
+/// The issue's transport reproducers: invalid UTF-8 in a header, lengths too large to
+/// allocate, and a short length, each followed by a good frame that must still arrive.
+#[test]
+fn the_transport_resynchronises_after_hostile_frames() {
+    let good = b"Content-Length: 2\r\n\r\n{}";
+    let hostile: [&[u8]; 5] = [
+        b"Content-Le\xffngth: 3\r\n\r\n",
+        b"Content-Length: 18446744073709551615\r\n\r\n",
+        b"Content-Length: 1000000000000000\r\n\r\n",
+        b"Content-Length: 8000000000\r\n\r\n",
+        b"Content-Length: 99999999999999999999999\r\n\r\n",
+    ];
+    for frame in hostile {
+        let input = [frame, good].concat();
+        let mut reader = &input[..];
+        assert!(matches!(read_frame(&mut reader), Some(Err(_))), "{frame:?}");
+        assert_eq!(
+            read_frame(&mut reader),
+            Some(Ok(b"{}".to_vec())),
+            "{frame:?}"
+        );
+        assert_eq!(read_frame(&mut reader), None);
+    }
+    // Garbage, even invalid UTF-8, before a header on its line is skipped.
+    let input = [&b"\xff\xfe garbage without a line feed"[..], good].concat();
+    assert_eq!(read_frame(&mut &input[..]), Some(Ok(b"{}".to_vec())));
+    // A short length: the frame's tail is skipped and the next frame still found.
+    let input =
+        b"Content-Length: 10\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1}Content-Length: 2\r\n\r\n{}";
+    let mut reader = &input[..];
+    assert_eq!(read_frame(&mut reader), Some(Ok(br#"{"jsonrpc""#.to_vec())));
+    assert_eq!(read_frame(&mut reader), Some(Ok(b"{}".to_vec())));
+    // A header line of a megabyte is bounded, and a length after it still counts.
+    let mut input = vec![b'x'; 1 << 20];
+    input.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+    let mut reader = &input[..];
+    assert_eq!(read_frame(&mut reader), Some(Ok(b"{}".to_vec())));
+}
+
 #[test]
 fn the_transport_skips_malformed_frames() {
     let input = b"Content-Length: 5\r\n\r\nhelloContent-Type: x\r\n\r\nContent-Length: 2\r\n\r\n{}";
@@ -697,6 +736,8 @@ fn the_transport_skips_malformed_frames() {
         Some(RequestId::from(7))
     );
     assert_eq!(body_id(&(Some(b"not json".to_vec()), String::new())), None);
+    assert!(has_method(br#"{"id": 7, "method": 3}"#));
+    assert!(!has_method(br#"{"id": 7, "result": 3}"#));
 }
 
 #[test]
@@ -856,4 +897,36 @@ fn launched_with_stdio_as_vscode_languageclient_does() {
         "only the test harness's banner precedes the first message: {:?}",
         String::from_utf8_lossy(&banner)
     );
+}
+
+#[test]
+fn signature_help_prepare_rename_and_range_formatting() {
+    let mut client = Client::start();
+    client.open(URI, MINI);
+    let help = client.call(
+        "textDocument/signatureHelp",
+        text_position(URI, at(MINI, "clamp01(hit_prob[c]", 0, 8)),
+    );
+    let signature = &help["signatures"][0];
+    assert!(
+        signature["label"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("fn clamp01(")),
+        "{help}"
+    );
+    assert_eq!(help["activeParameter"], json!(0));
+    let range = client.call(
+        "textDocument/prepareRename",
+        text_position(URI, at(MINI, "clamp01(hit_prob[c]", 0, 2)),
+    );
+    assert_eq!(range["start"], at(MINI, "clamp01(hit_prob[c]", 0, 0));
+    assert_eq!(range["end"], at(MINI, "clamp01(hit_prob[c]", 0, 7));
+    // The example is formatted, so no range of it needs an edit.
+    let edits = client.call(
+        "textDocument/rangeFormatting",
+        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 2, "insertSpaces": true },
+                "range": { "start": position(MINI, 0), "end": position(MINI, MINI.len()) } }),
+    );
+    assert_eq!(edits, json!([]));
+    client.shutdown();
 }

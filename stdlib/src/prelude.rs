@@ -3,7 +3,8 @@
 //! [`PRELUDE`] is the one list of these builtins: each entry carries its registry name, its
 //! signature in the checker's signature syntax, one line of documentation, an example and its
 //! native implementation. The checker reads the signatures, the interpreter the natives,
-//! `harness explain` the documentation, from this same table.
+//! editors the documentation, and [`reference_page`] generates `docs/builtins.md`, from this
+//! same table.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1258,6 +1259,46 @@ pub const PRELUDE: &[Entry] = &[
         module: Some("std.stats"),
     },
 ];
+
+/// The reference page of every builtin and method of [`PRELUDE`], in Markdown: functions first,
+/// then methods by receiver type, each with its signature, documentation and example. The
+/// committed copy is `docs/builtins.md`; a test fails when it is stale.
+pub fn reference_page() -> String {
+    let mut out = String::from(
+        "# Builtins and methods\n\n\
+         <!-- Generated from the registry in stdlib/src/prelude.rs; do not edit. Regenerate with\n     \
+         `UPDATE_REFERENCE=1 cargo test -p harness-tests builtin_reference`. -->\n\n\
+         Every harness sees these without a `use`, except the ones marked with the standard-library\n\
+         module to import them from (`use std.stats.{ema}`). Methods are called on a value of their\n\
+         receiver type: `xs.max_by(|x| x.score)`.\n",
+    );
+    let receiver = |entry: &Entry| entry.name.split_once('.').map(|(ty, _)| ty);
+    let mut sections: Vec<(Option<&str>, Vec<&Entry>)> = Vec::new();
+    for entry in PRELUDE {
+        match sections.iter_mut().find(|(r, _)| *r == receiver(entry)) {
+            Some((_, entries)) => entries.push(entry),
+            None => sections.push((receiver(entry), vec![entry])),
+        }
+    }
+    sections.sort_by_key(|(r, _)| *r);
+    for (receiver, entries) in sections {
+        match receiver {
+            None => out.push_str("\n## Functions\n"),
+            Some(ty) => out.push_str(&format!("\n## Methods of `{ty}`\n")),
+        }
+        for entry in entries {
+            let short = entry.name.rsplit('.').next().unwrap_or(entry.name);
+            out.push_str(&format!(
+                "\n### `{short}`\n\n```harness\n{}\n```\n\n{}\n\nExample: `{}`\n",
+                entry.sig, entry.doc, entry.example
+            ));
+            if let Some(module) = entry.module {
+                out.push_str(&format!("\nImport it with `use {module}.{{{short}}}`.\n"));
+            }
+        }
+    }
+    out
+}
 
 /// The prelude's signatures, for the checker.
 pub fn signatures() -> SignatureSet {

@@ -254,3 +254,28 @@ fn the_grammar_corpus_never_makes_the_checker_fail_internally() {
         assert!(internal.is_empty(), "{}: {internal:?}", relative(path));
     }
 }
+
+/// `docs/builtins.md` is the registry's reference page as generated now; with
+/// `UPDATE_REFERENCE=1` the test writes it first.
+#[test]
+fn builtin_reference_is_generated_from_the_registry() {
+    let path = root().join("../docs/builtins.md");
+    let page = harness_stdlib::prelude::reference_page();
+    if std::env::var_os("UPDATE_REFERENCE").is_some() {
+        std::fs::write(&path, &page).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == page,
+        "docs/builtins.md is stale or missing: regenerate it with \
+         `UPDATE_REFERENCE=1 cargo test -p harness-tests builtin_reference`"
+    );
+    // Every entry of the registry is on the page, with its signature and example.
+    for entry in harness_stdlib::prelude::PRELUDE {
+        assert!(
+            page.contains(entry.sig) && page.contains(entry.example),
+            "{} is missing from the page",
+            entry.name
+        );
+    }
+}

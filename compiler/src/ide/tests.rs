@@ -5,11 +5,14 @@ use super::*;
 const PLANNER: &str = "\
 harness demo.planner
 
+/// Multiplies.
+fn scale(x: Int, factor: Int) -> Int = x * factor
+
 layer belief {
   state { n: Int = 0 }
   /// How often to lie.
   tunable lie_rate: Float = 0.1 in 0.0..=1.0
-  computed total: Int = n * 2
+  computed total: Int = scale(n, 2)
   action bump() {
     if n > 1 {
       let hidden = n + 1
@@ -120,4 +123,93 @@ fn completion_offers_only_the_locals_in_scope() {
     let after = completions(&ws, path, at(PLANNER, "patch n += after", 0, 11));
     assert!(!labels(&after).contains(&"hidden"), "{:?}", labels(&after));
     assert!(labels(&after).contains(&"after"), "{:?}", labels(&after));
+}
+
+#[test]
+fn signature_help_follows_the_argument_under_the_cursor() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    let path = "planner.harness";
+    let help = signature_help(&ws, path, at(PLANNER, "scale(n, 2)", 0, 6)).expect("help");
+    assert_eq!(help.label, "fn scale(x: Int, factor: Int) -> Int");
+    let params: Vec<&str> = help
+        .params
+        .iter()
+        .map(|&(s, e)| &help.label[s as usize..e as usize])
+        .collect();
+    assert_eq!(params, ["x: Int", "factor: Int"]);
+    assert_eq!(help.active, 0);
+    assert!(help.docs.contains("Multiplies."), "{help:?}");
+    let second = signature_help(&ws, path, at(PLANNER, "scale(n, 2)", 0, 9)).expect("help");
+    assert_eq!(second.active, 1);
+    // After the closing parenthesis there is no call around the cursor.
+    assert_eq!(
+        signature_help(&ws, path, at(PLANNER, "scale(n, 2)", 0, 11)),
+        None
+    );
+}
+
+#[test]
+fn signature_help_skips_strings_and_nested_brackets() {
+    assert_eq!(open_call("f(a, \"x, (y\", [1, 2], "), Some((1, 3)));
+    assert_eq!(open_call("f(g(1, 2), "), Some((1, 1)));
+    assert_eq!(open_call("f(1) + 2"), None);
+    let label = "fn max_by<T>(self: List<T>, key: fn(T) -> Float) -> Option<T>";
+    assert_eq!(
+        param_ranges(label)
+            .iter()
+            .map(|&(s, e)| &label[s as usize..e as usize])
+            .collect::<Vec<_>>(),
+        ["self: List<T>", "key: fn(T) -> Float"]
+    );
+}
+
+#[test]
+fn prepare_rename_selects_a_declared_name_and_refuses_the_rest() {
+    let ws = workspace(&[("planner.harness", PLANNER)]);
+    let path = "planner.harness";
+    let offset = at(PLANNER, "lie_rate", 0, 3);
+    let span = prepare_rename(&ws, path, offset).expect("a tunable can be renamed");
+    assert_eq!(&PLANNER[span.range()], "lie_rate");
+    let call = prepare_rename(&ws, path, at(PLANNER, "scale(n", 0, 1)).expect("a function");
+    assert_eq!(&PLANNER[call.range()], "scale");
+    assert_eq!(
+        prepare_rename(&ws, path, at(PLANNER, "layer", 0, 1)),
+        Err(RenameError::NoSymbol)
+    );
+}
+
+#[test]
+fn range_formatting_changes_only_the_lines_of_the_range() {
+    let text = "harness demo.f\n\nconst A: Int=1\nconst B: Int=2\n";
+    let line_b = at(text, "const B", 0, 0);
+    let edits = format_range(
+        text,
+        Span {
+            start: line_b,
+            end: line_b + 3,
+        },
+    )
+    .expect("it parses");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    let (span, new) = &edits[0];
+    assert_eq!(&text[span.range()], "const B: Int=2\n");
+    assert_eq!(new, "const B: Int = 2\n");
+    // The whole text formats both.
+    let all = format_range(
+        text,
+        Span {
+            start: 0,
+            end: text.len() as u32,
+        },
+    )
+    .expect("it parses");
+    let mut formatted = text.to_owned();
+    for (span, new) in all.iter().rev() {
+        formatted.replace_range(span.range(), new);
+    }
+    assert_eq!(
+        formatted,
+        harness_grammar::format::format(text).expect("formats")
+    );
+    assert!(format_range("const = ", Span::default()).is_err());
 }
