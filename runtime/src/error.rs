@@ -127,7 +127,7 @@ impl ErrorCode {
             ErrorCode::BudgetExhausted => (
                 "evaluation budget exhausted",
                 "A turn used more evaluation steps than the per-turn budget allows (a large \
-                 `range`, a nested loop over the board, many previews).\n\nFix: make the turn's \
+                 `range`, a nested loop over a game collection, many previews).\n\nFix: make the turn's \
                  work smaller, for example by sampling fewer particles.",
             ),
             ErrorCode::NestedPreview => (
