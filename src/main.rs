@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod ablate_cmd;
 mod check;
+mod figure;
 mod fmt_cmd;
 mod games_cmd;
 mod lens_cmd;
