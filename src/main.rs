@@ -40,6 +40,10 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
+        /// planning, capability, action; codes E0801-E0807).
+        #[arg(long, value_parser = check::parse_protocol)]
+        protocol: Option<harness_compiler::protocol::Protocol>,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -287,7 +291,8 @@ fn run_cli(cli: Cli) -> ExitCode {
             paths,
             format,
             quiet,
-        } => check::run(&paths, format, quiet),
+            protocol,
+        } => check::run(&paths, format, quiet, protocol),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
         Command::Run {
             file,
