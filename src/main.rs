@@ -15,6 +15,7 @@ mod lsp;
 mod provision_cmd;
 mod render;
 mod run;
+mod validate_cmd;
 
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
@@ -146,6 +147,31 @@ enum Command {
         /// Where to write the page (default: RUN/report.html).
         #[arg(long, short)]
         out: Option<PathBuf>,
+    },
+    /// Validate a harness in stages (syntax, check, protocol, smoke episode) and report the
+    /// stage reached with every diagnostic, its help and its explanation page. Exits with 1
+    /// when the harness is not valid.
+    Validate {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// Play one episode on this instance as the last stage.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The protocol to enforce (`jit4`), or `none`.
+        #[arg(long, default_value = "jit4")]
+        protocol: String,
+        /// The smoke episode's turn limit.
+        #[arg(long, default_value_t = 200)]
+        max_turns: u32,
+        /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -293,6 +319,23 @@ fn run_cli(cli: Cli) -> ExitCode {
             quiet,
             protocol,
         } => check::run(&paths, format, quiet, protocol),
+        Command::Validate {
+            path,
+            game,
+            smoke,
+            seed,
+            protocol,
+            max_turns,
+            format,
+        } => validate_cmd::run(&validate_cmd::Args {
+            path: &path,
+            game: &game,
+            smoke: smoke.as_deref(),
+            seed,
+            protocol: &protocol,
+            max_turns,
+            format,
+        }),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
         Command::Run {
             file,

@@ -152,12 +152,10 @@ impl RoleTable {
             .items
             .iter()
             .filter_map(|item| match item {
-                ast::Item::Layer(layer) => layer.role.as_ref().map(|role| {
-                    (
-                        layer.name.name.clone(),
-                        (role.name.clone(), role.span),
-                    )
-                }),
+                ast::Item::Layer(layer) => layer
+                    .role
+                    .as_ref()
+                    .map(|role| (layer.name.name.clone(), (role.name.clone(), role.span))),
                 _ => None,
             })
             .collect();
