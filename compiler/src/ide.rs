@@ -8,13 +8,13 @@
 //! re-parses or re-checks more than the queries already did, so answering an editor after an edit
 //! costs what the edit costs the checker.
 //!
-//! Names are resolved the way the checker resolves them (locals, then layer members, then items,
-//! then builtins), from the syntax tree of the chunk under the cursor. The types of expressions
-//! come from the chunk's lowered IR, which carries a type and a span on every node; that is how a
-//! method call on a value is resolved to the builtin it calls and how hover shows an expression's
-//! type.
+//! Names are not resolved here: the checker records what every name of a chunk resolved to (the
+//! chunk's [`Names`]: a span → symbol table and the locals with their scopes), and the queries
+//! look spans up in it. The types of expressions come from the chunk's lowered IR, which carries a
+//! type and a span on every node; that is how hover shows an expression's type and completion
+//! knows the methods of a receiver.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use harness_grammar::{Span, ast};
 
@@ -27,6 +27,7 @@ use crate::ir::{self, LayerId};
 use crate::signatures::{Builtin, BuiltinKind, SignatureSet, type_constructor};
 use crate::split::ChunkKind;
 pub use crate::symbol::{DefKind, GameKind, Symbol};
+use crate::symbol::{LocalDecl, Names};
 use crate::types::Ty;
 use crate::visit::{Visit, walk};
 
@@ -196,13 +197,11 @@ impl std::error::Error for RenameError {}
 pub fn symbol_at(ws: &Workspace, path: &str, offset: u32) -> Option<(Symbol, Span)> {
     let file = FileView::new(ws, path)?;
     let chunk = file.chunk_at(offset)?;
-    let mut found = None;
-    chunk.walk(&mut |ident, span, role, locals| {
-        if found.is_none() && span.start <= offset && offset <= span.end {
-            found = chunk.resolve(ident, span, &role, locals).map(|s| (s, span));
-        }
-    });
-    found
+    chunk
+        .refs()
+        .filter(|(span, _)| span.start <= offset && offset <= span.end)
+        .min_by_key(|(span, _)| span.start)
+        .map(|(span, symbol)| (symbol, span))
 }
 
 /// Where the symbol under `offset` is declared: a file path and the span of the name.
@@ -233,11 +232,12 @@ fn occurrences(ws: &Workspace, symbol: &Symbol) -> Vec<(String, Span)> {
             continue;
         };
         for chunk in file.chunks() {
-            chunk.walk(&mut |ident, span, role, locals| {
-                if chunk.resolve(ident, span, &role, locals).as_ref() == Some(symbol) {
-                    out.push((path.clone(), span));
-                }
-            });
+            out.extend(
+                chunk
+                    .refs()
+                    .filter(|(_, s)| s == symbol)
+                    .map(|(span, _)| (path.clone(), span)),
+            );
         }
     }
     out.sort();
@@ -781,12 +781,19 @@ pub fn semantic_tokens(ws: &Workspace, path: &str) -> Vec<SemanticToken> {
     let Some(file) = FileView::new(ws, path) else {
         return Vec::new();
     };
+    // A name is highlighted as a declaration where it is declared: a local at its own span, any
+    // other symbol at the name of one of the file's declarations.
+    let declared: BTreeSet<Span> = declarations(ws, path)
+        .into_iter()
+        .map(|d| d.name_span)
+        .collect();
     let mut out = Vec::new();
     for chunk in file.chunks() {
-        chunk.walk(&mut |ident, span, role, locals| {
-            let declaration = matches!(role, Role::Decl(_) | Role::LocalDecl);
-            let Some(symbol) = chunk.resolve(ident, span, &role, locals) else {
-                return;
+        for (span, symbol) in chunk.refs() {
+            let declaration = match &symbol {
+                Symbol::Local { span: at, .. } => *at == span,
+                Symbol::Builtin(_) | Symbol::Game(..) | Symbol::LibraryType(_) => false,
+                _ => declared.contains(&span),
             };
             let library = matches!(
                 symbol,
@@ -819,7 +826,7 @@ pub fn semantic_tokens(ws: &Workspace, path: &str) -> Vec<SemanticToken> {
                 declaration,
                 library,
             });
-        });
+        }
     }
     out.sort();
     out.dedup_by(|a, b| a.span == b.span);
@@ -948,14 +955,14 @@ impl<'w> FileView<'w> {
             _ => None,
         };
         let file_key = db::FileKey::new(self.db, self.inputs, self.file);
-        let ir = db::own_keys(self.db, file_key)
+        let check = db::own_keys(self.db, file_key)
             .get(ordinal)
             .copied()
             .flatten()
-            .map(|key| &db::check_chunk(self.db, key).ir);
+            .map(|key| db::check_chunk(self.db, key));
         let mut types = Vec::new();
-        if let Some(ir) = ir {
-            collect_chunk_types(ir, &mut types);
+        if let Some(check) = check {
+            collect_chunk_types(&check.ir, &mut types);
         }
         Some(ChunkView {
             file: self,
@@ -966,12 +973,12 @@ impl<'w> FileView<'w> {
             layer,
             layer_name,
             types,
-            ir,
+            names: check.map(|c| &c.names),
         })
     }
 }
 
-/// One chunk with what resolving names in it needs.
+/// One chunk with what the checker recorded about it.
 struct ChunkView<'f> {
     file: &'f FileView<'f>,
     offset: u32,
@@ -982,37 +989,9 @@ struct ChunkView<'f> {
     layer_name: Option<String>,
     /// The types of the chunk's expressions, with chunk-relative spans.
     types: Vec<(Span, Ty)>,
-    ir: Option<&'f ChunkIr>,
+    /// What the checker resolved the chunk's names to, with chunk-relative spans.
+    names: Option<&'f Names>,
 }
-
-/// The syntactic role of a name, which decides how it is resolved.
-enum Role<'a> {
-    /// The name is declared here.
-    Decl(Symbol),
-    /// A local is declared here.
-    LocalDecl,
-    /// A bare name in expression position (a read, a call, an action in a rule).
-    Value,
-    /// The field of `base.name`.
-    Field(&'a ast::Expr),
-    /// The method of `base.name(...)`.
-    Method(&'a ast::Expr),
-    /// A game binding of the given kind, in `emit`, `model` or `on`.
-    Game(GameKind),
-    /// A type name, with the path's full text.
-    Type(String),
-    /// The variant of a pattern, with the enum's name (empty for `Some` and `None`).
-    Variant(String),
-    /// A field of a record literal of the named type.
-    RecordField(String),
-    /// The code of `else fail CODE`.
-    ErrorCode,
-    /// A layer in `needs`.
-    Layer,
-}
-
-/// A local in scope: its name and where it is declared, in the file.
-type Locals = [(String, Span)];
 
 impl<'f> ChunkView<'f> {
     fn file_span(&self, span: Span) -> Span {
@@ -1038,30 +1017,29 @@ impl<'f> ChunkView<'f> {
         }
     }
 
-    /// Visits every name of the chunk with its role and the locals in scope.
-    fn walk(&self, visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals)) {
-        self.walk_scopes(visit);
+    /// Every name the checker resolved in this chunk, in the order it met them: the name's span
+    /// in the file and its symbol, a local's placed in this file.
+    fn refs(&self) -> impl Iterator<Item = (Span, Symbol)> + '_ {
+        self.names
+            .into_iter()
+            .flat_map(|names| names.refs.iter())
+            .map(|(span, symbol)| {
+                let symbol = match symbol {
+                    Symbol::Local { span, .. } => Symbol::Local {
+                        file: self.file.path.to_owned(),
+                        span: self.file_span(*span),
+                    },
+                    other => other.clone(),
+                };
+                (self.file_span(*span), symbol)
+            })
     }
 
-    /// Visits every name of the chunk like [`ChunkView::walk`]; returns where each local whose
-    /// scope closed is declared and the offset (in the file) after which it is out of scope.
-    fn walk_scopes(
-        &self,
-        visit: &mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals),
-    ) -> Vec<(Span, u32)> {
-        let mut walker = Walker {
-            chunk: self,
-            locals: Vec::new(),
-            closed: Vec::new(),
-            visit,
-        };
-        for item in self.items {
-            walker.item(item);
-        }
-        for member in self.members {
-            walker.member(member);
-        }
-        walker.closed
+    /// The symbol the checker recorded for the name written exactly at `span` (in the file).
+    fn recorded(&self, span: Span) -> Option<Symbol> {
+        self.refs()
+            .find(|(at, _)| *at == span)
+            .map(|(_, symbol)| symbol)
     }
 
     /// The type of the smallest expression that holds `offset` (in the file), with its span in
@@ -1075,26 +1053,11 @@ impl<'f> ChunkView<'f> {
             .map(|(span, ty)| (self.file_span(*span), ty.clone()))
     }
 
-    /// The type of an expression of this chunk, from the IR or, for a name, from its declaration.
-    fn expr_type(&self, expr: &ast::Expr, locals: &Locals) -> Option<Ty> {
-        if let Some((_, ty)) = self
-            .types
-            .iter()
-            .find(|(span, ty)| *span == expr.span && !matches!(ty, Ty::Error))
-        {
-            return Some(ty.clone());
-        }
-        let ast::ExprKind::Name(name) = &expr.kind else {
-            return None;
-        };
-        self.name_type(&name.name, locals)
-    }
-
     /// The declared type of a name visible in this chunk.
-    fn name_type(&self, name: &str, locals: &Locals) -> Option<Ty> {
+    fn name_type(&self, name: &str, locals: &[&LocalDecl]) -> Option<Ty> {
         let scope = self.scope?;
-        if locals.iter().any(|(n, _)| n == name) {
-            return self.local_type(name);
+        if let Some(local) = locals.iter().rev().find(|l| l.name == name) {
+            return (!local.ty.has_error()).then(|| local.ty.clone());
         }
         if let Some((_, entry)) = self.find_member(name) {
             return match &entry.def {
@@ -1110,27 +1073,6 @@ impl<'f> ChunkView<'f> {
             }
             _ => None,
         }
-    }
-
-    /// The type of a local of this chunk, from the frames of its IR.
-    fn local_type(&self, name: &str) -> Option<Ty> {
-        let ir = self.ir?;
-        let frames = ir
-            .consts
-            .iter()
-            .map(|(_, c)| &c.value.frame)
-            .chain(ir.fns.iter().map(|(_, f)| &f.body.frame))
-            .chain(ir.computed.iter().map(|(_, c)| &c.body.frame))
-            .chain(ir.state.iter().map(|(_, s)| &s.init.frame))
-            .chain(ir.actions.iter().map(|(_, a)| &a.frame))
-            .chain(ir.models.iter().map(|m| &m.frame))
-            .chain(ir.handlers.iter().map(|h| &h.frame))
-            .chain(ir.rules.iter().map(|r| &r.frame))
-            .chain(ir.revises.iter().map(|r| &r.frame));
-        frames
-            .flat_map(|f| f.locals.iter())
-            .find(|l| l.name == name && !l.ty.has_error())
-            .map(|l| l.ty.clone())
     }
 
     /// A layer member by name, as the checker finds it: the chunk's layer, the layers it needs
@@ -1166,276 +1108,23 @@ impl<'f> ChunkView<'f> {
             .collect()
     }
 
-    fn member_symbol(entry: &crate::env::MemberEntry) -> Symbol {
-        let kind = match entry.def {
-            MemberDef::State(..) => DefKind::State,
-            MemberDef::Tunable(..) => DefKind::Tunable,
-            MemberDef::Computed(..) => DefKind::Computed,
-            MemberDef::Fn(_) => DefKind::Fn,
-            MemberDef::Action(..) => DefKind::Action,
-        };
-        Symbol::Def(entry.key.clone(), kind)
-    }
-
-    /// The symbol of a type name visible in this chunk.
-    fn type_symbol(&self, name: &str) -> Option<Symbol> {
-        let scope = self.scope?;
-        match scope.types.get(name) {
-            Some(TypeDef::Alias(_) | TypeDef::Enum(_)) => {
-                let is_enum = matches!(scope.types.get(name), Some(TypeDef::Enum(_)));
-                match self.declaring_module(name) {
-                    Some(module) => Some(Symbol::Def(
-                        DefKey {
-                            module,
-                            layer: None,
-                            name: name.to_owned(),
-                        },
-                        if is_enum {
-                            DefKind::Enum
-                        } else {
-                            DefKind::TypeAlias
-                        },
-                    )),
-                    None => Some(Symbol::LibraryType(name.to_owned())),
-                }
-            }
-            Some(TypeDef::Opaque(_)) => Some(Symbol::LibraryType(name.to_owned())),
-            None => matches!(
-                name,
-                "Int"
-                    | "Float"
-                    | "Bool"
-                    | "String"
-                    | "Option"
-                    | "List"
-                    | "Set"
-                    | "Map"
-                    | "Preview"
-                    | "Snapshot"
-            )
-            .then(|| Symbol::LibraryType(name.to_owned())),
-        }
-    }
-
-    /// The module of the program that declares the type alias or enum `name`, if a harness
-    /// file does.
-    fn declaring_module(&self, name: &str) -> Option<String> {
-        let scope = self.scope?;
-        let (db, env) = (self.file.db, self.file.env);
-        for module in &scope.program_modules {
-            let Some((path, _)) = env.file_modules.iter().find(|(_, m)| *m == module) else {
-                continue;
-            };
-            let Some(file) = self.file_handle(path) else {
-                continue;
-            };
-            for (chunk, _) in &db::outline(db, file).chunks {
-                let declares =
-                    db::chunk_signature(db, *chunk)
-                        .items
-                        .iter()
-                        .any(|item| match item {
-                            ast::Item::TypeAlias(decl) => decl.name.name == name,
-                            ast::Item::Enum(decl) => decl.name.name == name,
-                            _ => false,
-                        });
-                if declares {
-                    return Some(module.clone());
-                }
-            }
-        }
-        None
-    }
-
-    fn file_handle(&self, path: &str) -> Option<SourceFile> {
-        self.file
-            .inputs
-            .files(self.file.db)
-            .iter()
-            .copied()
-            .find(|f| f.path(self.file.db) == path)
-    }
-
-    /// The symbol of a variant `name` of the enum `enum_name` visible here.
-    fn variant_symbol(&self, enum_name: &str, variant: &str) -> Option<Symbol> {
-        let scope = self.scope?;
-        let Some(TypeDef::Enum(index)) = scope.types.get(enum_name) else {
-            return None;
-        };
-        let info = scope.enums.get(*index)?;
-        if !info.variants.iter().any(|(v, _)| v == variant) {
-            return None;
-        }
-        Some(Symbol::Variant {
-            module: self.declaring_module(enum_name),
-            enum_name: enum_name.to_owned(),
-            variant: variant.to_owned(),
-        })
-    }
-
-    /// True when `base` is a bare name that is not a value, so `base.x` reads a namespace (an
-    /// enum, a type or a layer).
-    fn namespace<'e>(&self, base: &'e ast::Expr, locals: &Locals) -> Option<&'e ast::Ident> {
-        let ast::ExprKind::Name(name) = &base.kind else {
-            return None;
-        };
-        let scope = self.scope?;
-        let is_value = locals.iter().any(|(n, _)| *n == name.name)
-            || self.find_member(&name.name).is_some()
-            || scope.values.contains_key(&name.name);
-        (!is_value).then_some(name)
-    }
-
-    /// Resolves one name occurrence.
-    fn resolve(
-        &self,
-        ident: &ast::Ident,
-        span: Span,
-        role: &Role<'_>,
-        locals: &Locals,
-    ) -> Option<Symbol> {
-        let scope = self.scope?;
-        let name = ident.name.as_str();
-        match role {
-            Role::Decl(symbol) => Some(symbol.clone()),
-            Role::LocalDecl => Some(Symbol::Local {
-                file: self.file.path.to_owned(),
-                span,
+    /// True when the bare name `name`, written at `span` (in the file) before a dot, is not a
+    /// value, so `name.x` reads a namespace (an enum, a type or a layer). The checker's record
+    /// says so when it resolved the name; a name it did not see is a namespace unless a value of
+    /// that name is in scope.
+    fn is_namespace(&self, name: &str, span: Span, locals: &[&LocalDecl]) -> bool {
+        match self.recorded(span) {
+            Some(
+                Symbol::Layer { .. }
+                | Symbol::LibraryType(_)
+                | Symbol::Def(_, DefKind::Enum | DefKind::TypeAlias),
+            ) => true,
+            Some(_) => false,
+            None => self.scope.is_some_and(|scope| {
+                !(locals.iter().any(|l| l.name == name)
+                    || self.find_member(name).is_some()
+                    || scope.values.contains_key(name))
             }),
-            Role::Value => {
-                if let Some((_, at)) = locals.iter().rev().find(|(n, _)| n == name) {
-                    return Some(Symbol::Local {
-                        file: self.file.path.to_owned(),
-                        span: *at,
-                    });
-                }
-                if name == "Some" || name == "None" {
-                    return Some(Symbol::Variant {
-                        module: None,
-                        enum_name: "Option".into(),
-                        variant: name.into(),
-                    });
-                }
-                if let Some((_, entry)) = self.find_member(name) {
-                    return Some(Self::member_symbol(entry));
-                }
-                if let Some((def, key, _)) = scope.values.get(name) {
-                    let kind = match def {
-                        ValueDef::Const { .. } => DefKind::Const,
-                        ValueDef::Config { .. } => DefKind::Config,
-                        ValueDef::Fn(_) => DefKind::Fn,
-                    };
-                    return Some(Symbol::Def(key.clone(), kind));
-                }
-                if let Some(builtin) = self
-                    .builtins()
-                    .into_iter()
-                    .find(|b| b.short_name == name && b.kind == BuiltinKind::Function)
-                {
-                    return Some(Symbol::Builtin(builtin.name.clone()));
-                }
-                if let Some(layer) = scope
-                    .layer(name)
-                    .and_then(|id| scope.layers.get(id.index()))
-                {
-                    return Some(Symbol::Layer {
-                        module: layer.module.clone(),
-                        name: layer.name.clone(),
-                    });
-                }
-                self.type_symbol(name)
-            }
-            Role::Field(base) | Role::Method(base) => {
-                let method = matches!(role, Role::Method(_));
-                if let ast::ExprKind::Name(n) = &base.kind {
-                    match n.name.as_str() {
-                        "game" => return Some(Symbol::Game(GameKind::Query, name.to_owned())),
-                        "sim" => return None,
-                        _ => {}
-                    }
-                }
-                if let Some(ns) = self.namespace(base, locals) {
-                    if let Some(symbol) = self.variant_symbol(&ns.name, name) {
-                        return Some(symbol);
-                    }
-                    if let Some(layer) = scope
-                        .layer(&ns.name)
-                        .and_then(|id| scope.layers.get(id.index()))
-                    {
-                        return layer.members.get(name).map(Self::member_symbol);
-                    }
-                    if method {
-                        return self
-                            .builtins()
-                            .into_iter()
-                            .find(|b| b.short_name == name && matches!(&b.kind, BuiltinKind::Static(owner) if *owner == ns.name))
-                            .map(|b| Symbol::Builtin(b.name.clone()));
-                    }
-                    return None;
-                }
-                let ty = self.expr_type(base, locals)?;
-                if method {
-                    let owner = type_constructor(&ty)?;
-                    return self
-                        .builtins()
-                        .into_iter()
-                        .find(|b| {
-                            b.short_name == name
-                                && matches!(&b.kind, BuiltinKind::Method(o) if *o == owner)
-                        })
-                        .map(|b| Symbol::Builtin(b.name.clone()));
-                }
-                match ty {
-                    Ty::Record(record) => {
-                        let alias = record.name.clone()?;
-                        record.fields.iter().any(|(f, _)| f == name).then_some(())?;
-                        let module = self.declaring_module(&alias)?;
-                        Some(Symbol::Field {
-                            record: DefKey {
-                                module,
-                                layer: None,
-                                name: alias,
-                            },
-                            field: name.to_owned(),
-                        })
-                    }
-                    Ty::Snapshot => self
-                        .find_member(name)
-                        .map(|(_, entry)| Self::member_symbol(entry)),
-                    _ => None,
-                }
-            }
-            Role::Game(kind) => Some(Symbol::Game(*kind, name.to_owned())),
-            Role::Type(text) => self.type_symbol(text),
-            Role::Variant(enum_name) if enum_name.is_empty() => matches!(name, "Some" | "None")
-                .then(|| Symbol::Variant {
-                    module: None,
-                    enum_name: "Option".into(),
-                    variant: name.into(),
-                }),
-            Role::Variant(enum_name) => self.variant_symbol(enum_name, name),
-            Role::RecordField(record) => {
-                let module = self.declaring_module(record)?;
-                Some(Symbol::Field {
-                    record: DefKey {
-                        module,
-                        layer: None,
-                        name: record.clone(),
-                    },
-                    field: name.to_owned(),
-                })
-            }
-            Role::ErrorCode => scope
-                .errors
-                .get(name)
-                .map(|(_, key)| Symbol::Def(key.clone(), DefKind::Error)),
-            Role::Layer => scope
-                .layer(name)
-                .and_then(|id| scope.layers.get(id.index()))
-                .map(|layer| Symbol::Layer {
-                    module: layer.module.clone(),
-                    name: layer.name.clone(),
-                }),
         }
     }
 
@@ -1736,7 +1425,7 @@ impl<'f> ChunkView<'f> {
         let Some(scope) = self.scope else {
             return Vec::new();
         };
-        let locals = self.locals_before(dot);
+        let locals = self.locals_at(dot);
         let item = |label: &str, kind, detail: String, docs: &str| Completion {
             label: label.to_owned(),
             kind,
@@ -1806,7 +1495,16 @@ impl<'f> ChunkView<'f> {
                     "A one-step preview of an action.",
                 )];
             }
-            [name] if self.namespace(&name_expr(name), &locals).is_some() => {
+            [name]
+                if self.is_namespace(
+                    name,
+                    Span {
+                        start: start as u32,
+                        end: dot,
+                    },
+                    &locals,
+                ) =>
+            {
                 if let Some(TypeDef::Enum(index)) = scope.types.get(*name) {
                     if let Some(info) = scope.enums.get(*index) {
                         for (variant, payload) in &info.variants {
@@ -1908,20 +1606,16 @@ impl<'f> ChunkView<'f> {
     }
 
     /// The locals in scope at `offset` (in the file): declared before it, in a scope that has
-    /// not closed before it.
-    fn locals_before(&self, offset: u32) -> Vec<(String, Span)> {
-        let mut out = Vec::new();
-        let closed = self.walk_scopes(&mut |ident, span, role, _| {
-            if matches!(role, Role::LocalDecl) && span.end <= offset {
-                out.push((ident.name.clone(), span));
-            }
-        });
-        out.retain(|(_, span)| {
-            !closed
-                .iter()
-                .any(|(decl, end)| decl == span && *end < offset)
-        });
-        out
+    /// not closed before it, in declaration order.
+    fn locals_at(&self, offset: u32) -> Vec<&'f LocalDecl> {
+        self.names
+            .into_iter()
+            .flat_map(|names| names.locals.iter())
+            .filter(|local| {
+                self.file_span(local.span).end <= offset
+                    && local.scope_end.saturating_add(self.offset) >= offset
+            })
+            .collect()
     }
 
     /// Completion of a bare name at `offset`.
@@ -1934,12 +1628,13 @@ impl<'f> ChunkView<'f> {
             detail,
             docs: docs.to_owned(),
         };
-        for (name, _) in self.locals_before(offset) {
-            let detail = self
-                .local_type(&name)
-                .map(|t| t.to_string())
-                .unwrap_or_default();
-            out.push(item(&name, CompletionKind::Local, detail, ""));
+        for local in self.locals_at(offset) {
+            let detail = if local.ty.has_error() {
+                String::new()
+            } else {
+                local.ty.to_string()
+            };
+            out.push(item(&local.name, CompletionKind::Local, detail, ""));
         }
         out.extend(
             self.visible_members()
@@ -2020,17 +1715,6 @@ impl<'f> ChunkView<'f> {
     }
 }
 
-/// A name expression, to ask [`ChunkView::namespace`] about a word of the text.
-fn name_expr(name: &str) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Name(ast::Ident {
-            name: name.to_owned(),
-            span: Span::default(),
-        }),
-        span: Span::default(),
-    }
-}
-
 fn fn_detail(name: &str, params: &[(String, Ty)], ret: &Ty) -> String {
     let params = params
         .iter()
@@ -2063,396 +1747,6 @@ fn member_completion(name: &str, def: &MemberDef) -> Completion {
         kind,
         detail,
         docs: String::new(),
-    }
-}
-
-/// Walks a chunk's syntax tree, tracking the locals in scope.
-struct Walker<'c, 'v> {
-    chunk: &'c ChunkView<'c>,
-    locals: Vec<(String, Span)>,
-    /// The locals whose scope has closed: where each is declared and the offset (in the file)
-    /// after which it is out of scope.
-    closed: Vec<(Span, u32)>,
-    visit: &'v mut dyn FnMut(&ast::Ident, Span, Role<'_>, &Locals),
-}
-
-impl Walker<'_, '_> {
-    fn name(&mut self, ident: &ast::Ident, role: Role<'_>) {
-        if ident.name.is_empty() || ident.span.is_empty() {
-            return;
-        }
-        let span = self.chunk.file_span(ident.span);
-        (self.visit)(ident, span, role, &self.locals);
-    }
-
-    /// Ends the scope of the locals declared since `mark`; they are out of scope after `end`
-    /// (chunk-relative).
-    fn close(&mut self, mark: usize, end: u32) {
-        let end = end + self.chunk.offset;
-        self.closed
-            .extend(self.locals.drain(mark..).map(|(_, span)| (span, end)));
-    }
-
-    fn local(&mut self, ident: &ast::Ident) {
-        self.name(ident, Role::LocalDecl);
-        self.locals
-            .push((ident.name.clone(), self.chunk.file_span(ident.span)));
-    }
-
-    fn def(&mut self, ident: &ast::Ident, kind: DefKind, member: bool) {
-        let symbol = Symbol::Def(self.chunk.def_key(&ident.name, member), kind);
-        self.name(ident, Role::Decl(symbol));
-    }
-
-    fn item(&mut self, item: &ast::Item) {
-        match item {
-            ast::Item::Use(_) | ast::Item::Invalid(_) => {}
-            ast::Item::TypeAlias(decl) => {
-                self.def(&decl.name, DefKind::TypeAlias, false);
-                if let ast::TypeExpr::Record { fields, .. } = &decl.ty {
-                    for (field, ty) in fields {
-                        let record = self.chunk.def_key(&decl.name.name, false);
-                        self.name(
-                            field,
-                            Role::Decl(Symbol::Field {
-                                record,
-                                field: field.name.clone(),
-                            }),
-                        );
-                        self.ty(ty);
-                    }
-                } else {
-                    self.ty(&decl.ty);
-                }
-            }
-            ast::Item::Enum(decl) => {
-                self.def(&decl.name, DefKind::Enum, false);
-                for variant in &decl.variants {
-                    let symbol = Symbol::Variant {
-                        module: Some(self.chunk.module()),
-                        enum_name: decl.name.name.clone(),
-                        variant: variant.name.name.clone(),
-                    };
-                    self.name(&variant.name, Role::Decl(symbol));
-                    variant.payload.iter().for_each(|t| self.ty(t));
-                }
-            }
-            ast::Item::Const(decl) => {
-                self.def(&decl.name, DefKind::Const, false);
-                self.ty(&decl.ty);
-                self.expr(&decl.value);
-            }
-            ast::Item::Config(block) => {
-                for param in &block.params {
-                    self.def(&param.name, DefKind::Config, false);
-                    self.param(param);
-                }
-            }
-            ast::Item::Fn(decl) => {
-                self.def(&decl.name, DefKind::Fn, false);
-                self.function(decl);
-            }
-            ast::Item::Error(decl) => self.def(&decl.name, DefKind::Error, false),
-            ast::Item::Llm(decl) => {
-                self.def(&decl.name, DefKind::Fn, false);
-                for param in &decl.params {
-                    self.ty(&param.ty);
-                }
-                self.ty(&decl.reply);
-            }
-            ast::Item::Layer(layer) => {
-                let symbol = Symbol::Layer {
-                    module: self.chunk.module(),
-                    name: layer.name.name.clone(),
-                };
-                self.name(&layer.name, Role::Decl(symbol));
-                for need in &layer.needs {
-                    self.name(need, Role::Layer);
-                }
-                layer.members.iter().for_each(|m| self.member(m));
-            }
-        }
-    }
-
-    fn param(&mut self, param: &ast::Param) {
-        self.ty(&param.ty);
-        self.expr(&param.default);
-        if let Some(range) = &param.range {
-            self.expr(&range.lo);
-            self.expr(&range.hi);
-        }
-    }
-
-    fn function(&mut self, decl: &ast::FnDecl) {
-        let mark = self.locals.len();
-        for param in &decl.params {
-            self.local(&param.name);
-            self.ty(&param.ty);
-        }
-        self.ty(&decl.ret);
-        self.expr(&decl.body);
-        self.close(mark, decl.body.span.end);
-    }
-
-    fn member(&mut self, member: &ast::Member) {
-        let mark = self.locals.len();
-        match member {
-            ast::Member::State(block) => {
-                for field in &block.fields {
-                    self.def(&field.name, DefKind::State, true);
-                    self.ty(&field.ty);
-                    self.expr(&field.init);
-                }
-            }
-            ast::Member::Tunable(param) => {
-                self.def(&param.name, DefKind::Tunable, true);
-                self.param(param);
-            }
-            ast::Member::Computed(decl) => {
-                self.def(&decl.name, DefKind::Computed, true);
-                self.ty(&decl.ty);
-                self.expr(&decl.body);
-            }
-            ast::Member::Fn(decl) => {
-                self.def(&decl.name, DefKind::Fn, true);
-                self.function(decl);
-            }
-            ast::Member::Action(decl) => {
-                self.def(&decl.name, DefKind::Action, true);
-                for param in &decl.params {
-                    self.local(&param.name);
-                    self.ty(&param.ty);
-                }
-                if let Some(available) = &decl.available {
-                    self.expr(available);
-                }
-                for requires in &decl.requires {
-                    self.expr(&requires.cond);
-                    self.name(&requires.code, Role::ErrorCode);
-                }
-                self.block(&decl.body);
-            }
-            ast::Member::Model(model) => {
-                self.game_path(&model.effect, GameKind::Effect);
-                model.params.iter().for_each(|p| self.local(p));
-                for branch in &model.branches {
-                    self.message(&branch.observation, GameKind::Observation);
-                    if let Some(probability) = &branch.probability {
-                        self.expr(probability);
-                    }
-                }
-            }
-            ast::Member::On(handler) => {
-                self.game_path(&handler.observation, GameKind::Observation);
-                handler.params.iter().for_each(|p| self.local(p));
-                self.block(&handler.body);
-            }
-            ast::Member::Decide(decide) => {
-                for rule in &decide.rules {
-                    let mark = self.locals.len();
-                    self.guards(&rule.guards);
-                    self.expr(&rule.action);
-                    self.close(mark, rule.action.span.end);
-                }
-            }
-            ast::Member::Revise(revise) => {
-                self.expr(&revise.cond);
-                self.block(&revise.body);
-            }
-            ast::Member::TunableDefault(it) => {
-                self.expr(&it.target);
-                self.expr(&it.value);
-            }
-            ast::Member::Machine(_) | ast::Member::Invalid(_) => {}
-        }
-        self.close(mark, member.span().end);
-    }
-
-    /// `game.name` in a `model` or `on` header.
-    fn game_path(&mut self, path: &ast::Path, kind: GameKind) {
-        if let [first, name] = path.segments.as_slice()
-            && first.name == "game"
-        {
-            self.name(name, Role::Game(kind));
-        }
-    }
-
-    /// `game.name(args)` sent with `emit` or written in a model branch.
-    fn message(&mut self, expr: &ast::Expr, kind: GameKind) {
-        if let ast::ExprKind::MethodCall(base, name, args) = &expr.kind
-            && matches!(&base.kind, ast::ExprKind::Name(n) if n.name == "game")
-        {
-            self.name(name, Role::Game(kind));
-            args.iter().for_each(|a| self.expr(&a.value));
-            return;
-        }
-        self.expr(expr);
-    }
-
-    fn block(&mut self, block: &ast::Block) {
-        let mark = self.locals.len();
-        block.stmts.iter().for_each(|s| self.stmt(s));
-        // Inside the braces a local is in scope up to the closing one.
-        self.close(mark, block.span.end.saturating_sub(1));
-    }
-
-    fn stmt(&mut self, stmt: &ast::Stmt) {
-        match stmt {
-            ast::Stmt::Let(pattern, value, _) | ast::Stmt::LetEmit(pattern, value, _) => {
-                self.expr(value);
-                self.pattern(pattern);
-            }
-            ast::Stmt::Patch(patch) | ast::Stmt::Revise(patch) => {
-                self.expr(&patch.target);
-                self.expr(&patch.value);
-            }
-            ast::Stmt::Emit(expr, _) => self.message(expr, GameKind::Effect),
-            ast::Stmt::If(if_stmt) => {
-                let mark = self.locals.len();
-                self.guards(&if_stmt.guards);
-                self.block(&if_stmt.then);
-                self.close(mark, if_stmt.then.span.end.saturating_sub(1));
-                if let Some(otherwise) = &if_stmt.otherwise {
-                    self.block(otherwise);
-                }
-            }
-            ast::Stmt::Halt(_) | ast::Stmt::Invalid(_) => {}
-        }
-    }
-
-    fn guards(&mut self, guards: &[ast::Guard]) {
-        for guard in guards {
-            match guard {
-                ast::Guard::Cond(expr) => self.expr(expr),
-                ast::Guard::Let(pattern, expr) => {
-                    self.expr(expr);
-                    self.pattern(pattern);
-                }
-            }
-        }
-    }
-
-    fn pattern(&mut self, pattern: &ast::Pattern) {
-        match &pattern.kind {
-            ast::PatternKind::Bind(ident) => self.local(ident),
-            ast::PatternKind::Variant(path, subpatterns) => {
-                match path.segments.as_slice() {
-                    [variant] => self.name(variant, Role::Variant(String::new())),
-                    [.., enum_name, variant] => {
-                        self.name(enum_name, Role::Type(enum_name.name.clone()));
-                        self.name(variant, Role::Variant(enum_name.name.clone()));
-                    }
-                    [] => {}
-                }
-                subpatterns.iter().for_each(|p| self.pattern(p));
-            }
-            ast::PatternKind::Wildcard | ast::PatternKind::Literal(_) | ast::PatternKind::Error => {
-            }
-        }
-    }
-
-    fn ty(&mut self, ty: &ast::TypeExpr) {
-        match ty {
-            ast::TypeExpr::Named { name, args, .. } => {
-                if let Some(last) = name.segments.last() {
-                    let text = crate::env::path_text(name);
-                    self.name(last, Role::Type(text));
-                }
-                args.iter().for_each(|a| self.ty(a));
-            }
-            ast::TypeExpr::Record { fields, .. } => fields.iter().for_each(|(_, t)| self.ty(t)),
-            ast::TypeExpr::Invalid(_) => {}
-        }
-    }
-
-    fn expr(&mut self, expr: &ast::Expr) {
-        harness_grammar::stack::guarded(|| self.expr_here(expr));
-    }
-
-    /// [`Self::expr`] on the current stack segment.
-    fn expr_here(&mut self, expr: &ast::Expr) {
-        use ast::ExprKind as E;
-        match &expr.kind {
-            E::Int(_) | E::Float(_) | E::Bool(_) | E::String(_) | E::Error => {}
-            E::Name(ident) => {
-                if ident.name != "game" && ident.name != "sim" {
-                    self.name(ident, Role::Value);
-                }
-            }
-            E::List(items) => items.iter().for_each(|e| self.expr(e)),
-            E::Record { name, fields } => {
-                let text = crate::env::path_text(name);
-                if let Some(last) = name.segments.last() {
-                    self.name(last, Role::Type(text.clone()));
-                }
-                for (field, value) in fields {
-                    self.name(field, Role::RecordField(text.clone()));
-                    self.expr(value);
-                }
-            }
-            E::Field(base, field) => {
-                self.expr(base);
-                self.name(field, Role::Field(base));
-            }
-            E::Call(callee, args) => {
-                self.expr(callee);
-                args.iter().for_each(|a| self.expr(&a.value));
-            }
-            E::MethodCall(base, name, args) => {
-                self.expr(base);
-                self.name(name, Role::Method(base));
-                args.iter().for_each(|a| self.expr(&a.value));
-            }
-            E::Index(base, index) => {
-                self.expr(base);
-                self.expr(index);
-            }
-            E::Unary(_, operand) => self.expr(operand),
-            E::Binary(_, lhs, rhs) => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            E::If {
-                guards,
-                then,
-                otherwise,
-            } => {
-                let mark = self.locals.len();
-                self.guards(guards);
-                self.expr(then);
-                self.close(mark, then.span.end);
-                self.expr(otherwise);
-            }
-            E::Match(scrutinee, arms) => {
-                self.expr(scrutinee);
-                for arm in arms {
-                    let mark = self.locals.len();
-                    self.pattern(&arm.pattern);
-                    self.expr(&arm.body);
-                    self.close(mark, arm.body.span.end);
-                }
-            }
-            E::Block(lets, result) => {
-                let mark = self.locals.len();
-                for (pattern, value) in lets {
-                    self.expr(value);
-                    self.pattern(pattern);
-                }
-                self.expr(result);
-                self.close(mark, expr.span.end.saturating_sub(1));
-            }
-            E::Closure(params, body) => {
-                let mark = self.locals.len();
-                for param in params {
-                    self.local(&param.name);
-                    if let Some(ty) = &param.ty {
-                        self.ty(ty);
-                    }
-                }
-                self.expr(body);
-                self.close(mark, body.span.end);
-            }
-        }
     }
 }
 
