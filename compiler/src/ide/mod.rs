@@ -15,9 +15,9 @@
 //! knows the methods of a receiver.
 
 //!
-//! The queries are grouped by job: [`view`] gives a file and its chunks with what the checker
-//! recorded about them, [`describe`] hover and the declarations of a file (outline, definition),
-//! [`complete`] completion, [`edit`] signature help and range formatting; finding, renaming and
+//! The queries are grouped by job: `view` gives a file and its chunks with what the checker
+//! recorded about them, `describe` hover and the declarations of a file (outline, definition),
+//! `complete` completion, `edit` signature help and range formatting; finding, renaming and
 //! highlighting names is here.
 
 mod complete;
