@@ -5,15 +5,25 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
+use harness_compiler::protocol::Protocol;
 use harness_runtime::ErrorCode as RuntimeCode;
 use serde_json::{Value, json};
 
 use crate::Format;
 use crate::render;
 
-/// Loads the files, checks them and prints the diagnostics.
-/// With `quiet`, only errors are printed (in either format), without the summary line.
-pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
+/// Parses the value of `--protocol`.
+pub fn parse_protocol(name: &str) -> Result<Protocol, String> {
+    Protocol::parse(name).ok_or_else(|| {
+        let known: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown protocol `{name}`; known: {}", known.join(", "))
+    })
+}
+
+/// Loads the files, checks them (and, with a protocol, checks it too) and prints the
+/// diagnostics. With `quiet`, only errors are printed (in either format), without the summary
+/// line.
+pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Protocol>) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -35,7 +45,10 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
     for problem in &problems {
         eprintln!("error: {problem}");
     }
-    let diagnostics = workspace.diagnostics();
+    let mut diagnostics = workspace.diagnostics();
+    if let Some(protocol) = protocol {
+        diagnostics.extend(workspace.protocol_diagnostics(protocol));
+    }
     let shown: Vec<_> = if quiet {
         diagnostics
             .iter()

@@ -18,3 +18,4 @@ pub mod provision;
 pub mod report;
 pub mod runs;
 pub mod slurm;
+pub mod validate;

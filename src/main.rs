@@ -15,6 +15,7 @@ mod lsp;
 mod provision_cmd;
 mod render;
 mod run;
+mod validate_cmd;
 
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
@@ -40,6 +41,10 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
+        /// planning, capability, action; codes E0801-E0807).
+        #[arg(long, value_parser = check::parse_protocol)]
+        protocol: Option<harness_compiler::protocol::Protocol>,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -146,6 +151,31 @@ enum Command {
         /// Where to write the page (default: RUN/report.html).
         #[arg(long, short)]
         out: Option<PathBuf>,
+    },
+    /// Validate a harness in stages (syntax, check, protocol, smoke episode) and report the
+    /// stage reached with every diagnostic, its help and its explanation page. Exits with 1
+    /// when the harness is not valid.
+    Validate {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// Play one episode on this instance as the last stage.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The protocol to enforce (`jit4`), or `none`.
+        #[arg(long, default_value = "jit4")]
+        protocol: String,
+        /// The smoke episode's turn limit.
+        #[arg(long, default_value_t = 200)]
+        max_turns: u32,
+        /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -296,7 +326,25 @@ fn run_cli(cli: Cli) -> ExitCode {
             paths,
             format,
             quiet,
-        } => check::run(&paths, format, quiet),
+            protocol,
+        } => check::run(&paths, format, quiet, protocol),
+        Command::Validate {
+            path,
+            game,
+            smoke,
+            seed,
+            protocol,
+            max_turns,
+            format,
+        } => validate_cmd::run(&validate_cmd::Args {
+            path: &path,
+            game: &game,
+            smoke: smoke.as_deref(),
+            seed,
+            protocol: &protocol,
+            max_turns,
+            format,
+        }),
         Command::Explain { code, list, format } => check::explain(code.as_deref(), list, format),
         Command::Run {
             file,
