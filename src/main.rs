@@ -55,6 +55,10 @@ enum Command {
         /// List every code with its title instead.
         #[arg(long)]
         list: bool,
+        /// How to print the explanation: a page of text, or one JSON object (an array with
+        /// `--list`).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run one episode of a harness on a game instance and seed, and print what happened.
     Run {
@@ -222,6 +226,10 @@ enum Command {
         /// Files, or directories searched recursively for `.harness` files (default: `.`);
         /// `-` alone formats standard input to standard output.
         paths: Vec<PathBuf>,
+        /// How to report: diffs and errors as text, or one JSON object with an entry per file
+        /// (its status, its diff with `--check`, its syntax errors as diagnostics).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run the language server on standard input and output (for editors).
     Lsp {
@@ -307,7 +315,8 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Output formats of `harness check`, `harness map` and `harness provision`.
+/// Output formats of `harness check`, `harness explain`, `harness fmt`, `harness map` and
+/// `harness provision`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
@@ -400,7 +409,7 @@ fn run_cli(cli: Cli) -> ExitCode {
             write,
             format,
         }),
-        Command::Explain { code, list } => check::explain(code.as_deref(), list),
+        Command::Explain { code, list, format } => check::explain(code.as_deref(), list, format),
         Command::Run {
             file,
             module,
@@ -463,7 +472,11 @@ fn run_cli(cli: Cli) -> ExitCode {
         ),
         Command::Map(args) => provision_cmd::run_map(&args),
         Command::Provision(args) => provision_cmd::run_provision(&args),
-        Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
+        Command::Fmt {
+            check,
+            paths,
+            format,
+        } => fmt_cmd::run(&paths, check, matches!(format, Format::Json)),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
         Command::Completions { shell } => {

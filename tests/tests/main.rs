@@ -1,6 +1,7 @@
 //! The workspace's integration tests, one module per file beside this one, linked into one binary.
 
 mod battleship_reproduction;
+mod builtin_examples;
 mod corpus;
 mod engine;
 mod jit;
