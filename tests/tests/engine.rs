@@ -868,6 +868,56 @@ mod det {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The study does not depend on how many threads run it: one and two threads give
+    /// byte-identical traces for every episode of both tasks and the same analysis.
+    #[test]
+    fn det_traces_and_the_analysis_are_independent_of_the_thread_count() {
+        let dir = scratch("det-threads");
+        let hooks = SimHooks(sim("det-paraphrase", CallMode::Live));
+        for task in ["finance_ecl", "legal_clause"] {
+            let mut outcomes = Vec::new();
+            for threads in [1, 2] {
+                let req = Request {
+                    harness: Some(
+                        root()
+                            .join(format!("harnesses/det/{task}.harness"))
+                            .display()
+                            .to_string(),
+                    ),
+                    out: dir.join(format!("{task}-{threads}")),
+                    seeds: Some("12".into()),
+                    threads,
+                    ..Request::default()
+                };
+                let outcome =
+                    harness::ablate::ablate(&harness::games::Registry::standard(), &req, &hooks)
+                        .map_err(|e| e.to_string())
+                        .unwrap();
+                let shown = harness::lens::determinism_view(
+                    outcome.folder.root(),
+                    &Options {
+                        iterations: 200,
+                        ..Options::default()
+                    },
+                )
+                .unwrap();
+                outcomes.push((outcome, shown.json));
+            }
+            let (one, two) = (&outcomes[0], &outcomes[1]);
+            assert_eq!(one.0.records.len(), 36);
+            for ((unit, record), (again, other)) in one.0.records.iter().zip(&two.0.records) {
+                assert_eq!((unit, record), (again, other));
+                assert_eq!(
+                    one.0.folder.trace(unit).unwrap(),
+                    two.0.folder.trace(again).unwrap(),
+                    "{task} {unit:?}"
+                );
+            }
+            assert_eq!(one.1, two.1, "{task}: the analysis");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Escalation halts: with no LLM the Harness cannot call its state's tool, retries twice
     /// and halts with `escalated`; `--set max_retries=0` halts after the first failure.
     #[test]
