@@ -40,6 +40,14 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also print each module's cost bound per turn phase (steps and `sim.next` previews),
+        /// with what leaves a phase unbounded.
+        #[arg(long)]
+        cost: bool,
+        /// The limit on a turn phase's cost bound in steps; a phase bounded above it is E0801
+        /// (default: the interpreter's step budget per turn).
+        #[arg(long, value_name = "STEPS", default_value_t = harness_compiler::cost::DEFAULT_LIMIT)]
+        cost_limit: u64,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -238,7 +246,7 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
 }
 
 /// Output formats of `harness check`, `harness map` and `harness provision`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
     Human,
@@ -287,7 +295,17 @@ fn run_cli(cli: Cli) -> ExitCode {
             paths,
             format,
             quiet,
-        } => check::run(&paths, format, quiet),
+            cost,
+            cost_limit,
+        } => check::run(
+            &paths,
+            format,
+            quiet,
+            check::Cost {
+                report: cost,
+                limit: cost_limit,
+            },
+        ),
         Command::Explain { code, list } => check::explain(code.as_deref(), list),
         Command::Run {
             file,

@@ -2,6 +2,7 @@
 
 mod battleship_reproduction;
 mod corpus;
+mod cost;
 mod engine;
 mod llm_l4;
 mod llm_rich;
