@@ -7,14 +7,19 @@
 //! progress: the caller does (see `docs/decisions/0010-experiment-engine.md`).
 
 pub mod ablate;
+pub mod evolve;
 pub mod exec;
 pub mod folder;
 pub mod games;
 pub mod lens;
 pub mod load;
+pub mod mutate;
+pub mod patch;
 pub mod plan;
 pub mod plot;
 pub mod provision;
+pub mod repair;
 pub mod report;
 pub mod runs;
 pub mod slurm;
+pub mod validate;

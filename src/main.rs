@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod ablate_cmd;
 mod check;
+mod evolve_cmd;
 mod fmt_cmd;
 mod games_cmd;
 mod lens_cmd;
@@ -14,7 +15,9 @@ mod llm_args;
 mod lsp;
 mod provision_cmd;
 mod render;
+mod repair_cmd;
 mod run;
+mod validate_cmd;
 
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
@@ -44,10 +47,14 @@ enum Command {
         /// with what leaves a phase unbounded.
         #[arg(long)]
         cost: bool,
-        /// The limit on a turn phase's cost bound in steps; a phase bounded above it is E0801
+        /// The limit on a turn phase's cost bound in steps; a phase bounded above it is E0901
         /// (default: the interpreter's step budget per turn).
         #[arg(long, value_name = "STEPS", default_value_t = harness_compiler::cost::DEFAULT_LIMIT)]
         cost_limit: u64,
+        /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
+        /// planning, capability, action; codes E0801-E0807).
+        #[arg(long, value_parser = check::parse_protocol)]
+        protocol: Option<harness_compiler::protocol::Protocol>,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -57,6 +64,10 @@ enum Command {
         /// List every code with its title instead.
         #[arg(long)]
         list: bool,
+        /// How to print the explanation: a page of text, or one JSON object (an array with
+        /// `--list`).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run one episode of a harness on a game instance and seed, and print what happened.
     Run {
@@ -151,6 +162,132 @@ enum Command {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// Validate a harness in stages (syntax, check, protocol, smoke episode) and report the
+    /// stage reached with every diagnostic, its help and its explanation page. Exits with 1
+    /// when the harness is not valid.
+    Validate {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// Play one episode on this instance as the last stage.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The protocol to enforce (`jit4`), or `none`.
+        #[arg(long, default_value = "jit4")]
+        protocol: String,
+        /// The smoke episode's turn limit.
+        #[arg(long, default_value_t = 200)]
+        max_turns: u32,
+        /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Apply a patch (JSON: byte-range `edits`, whole-`layers` or whole-`files` replacements)
+    /// to a harness in place; overlapping edits are refused and changed files are formatted.
+    Patch {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The patch file.
+        #[arg(long)]
+        patch: PathBuf,
+        /// Print the patched files instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Repair a harness offline in bounded rounds: the compiler's quick fixes and code-directed
+    /// rules, then reverting what is still broken to a parent. Exits with 1 unless it ends valid.
+    Repair {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// The harness it was derived from, for the revert rule.
+        #[arg(long)]
+        parent: Option<PathBuf>,
+        /// The most repair rounds.
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// Validate with a smoke episode on this instance.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write the repaired files in place.
+        #[arg(long)]
+        write: bool,
+        /// How to print the rounds.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Evolve harnesses from a bank into an archive: per round, mutate the best references,
+    /// validate and repair the candidates, evaluate the first new valid one on common seeds and,
+    /// in streaming mode, keep it if it matches the incumbent's reward and improves reward,
+    /// latency (turns) or cost (evaluation steps).
+    Evolve {
+        /// The game.
+        #[arg(long)]
+        game: String,
+        /// The bank: a directory whose `.harness` files are the reference harnesses.
+        #[arg(long)]
+        bank: PathBuf,
+        /// The archive folder to write (replaced if it exists).
+        #[arg(long)]
+        archive: PathBuf,
+        /// The candidate generator; `mutate` (seeded offline mutations) is the one there is.
+        #[arg(long, default_value = "mutate")]
+        generator: String,
+        /// `streaming` (the archive's incumbent moves) or `static` (the bank's stays).
+        #[arg(long, default_value = "streaming")]
+        mode: String,
+        /// Rounds.
+        #[arg(long, default_value_t = 12)]
+        rounds: usize,
+        /// Candidates per round.
+        #[arg(long, default_value_t = 3)]
+        candidates: usize,
+        /// References per round.
+        #[arg(long, default_value_t = 3)]
+        refs: usize,
+        /// The most repair rounds per candidate.
+        #[arg(long, default_value_t = 2)]
+        repair_rounds: usize,
+        /// The instances every candidate is evaluated on (default: the game's first set).
+        #[arg(long)]
+        instances: Option<String>,
+        /// Seeds per instance (0..N).
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+        /// The generator's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The metric whose mean is the reward.
+        #[arg(long, default_value = "score")]
+        reward: String,
+        /// Worker threads (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+    },
+    /// Read an evolution archive: `list`, `show ID`, `frontier` (the non-dominated entries over
+    /// reward, turns and steps), `verify` (re-check every retention decision), `compare --with
+    /// ARCH2` (the two runs' selected rewards round by round).
+    Archive {
+        /// list, show, frontier, verify or compare.
+        view: String,
+        /// The archive folder.
+        archive: PathBuf,
+        /// The entry (`show`), by id or a prefix of it.
+        id: Option<String>,
+        /// The second archive (`compare`).
+        #[arg(long)]
+        with: Option<PathBuf>,
+    },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// Print what would change, as a unified diff per file, and exit 1 if anything would;
@@ -160,6 +297,10 @@ enum Command {
         /// Files, or directories searched recursively for `.harness` files (default: `.`);
         /// `-` alone formats standard input to standard output.
         paths: Vec<PathBuf>,
+        /// How to report: diffs and errors as text, or one JSON object with an entry per file
+        /// (its status, its diff with `--check`, its syntax errors as diagnostics).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run the language server on standard input and output (for editors).
     Lsp {
@@ -245,7 +386,8 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Output formats of `harness check`, `harness map` and `harness provision`.
+/// Output formats of `harness check`, `harness explain`, `harness fmt`, `harness map` and
+/// `harness provision`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
@@ -295,18 +437,113 @@ fn run_cli(cli: Cli) -> ExitCode {
             paths,
             format,
             quiet,
+            protocol,
             cost,
             cost_limit,
         } => check::run(
             &paths,
             format,
             quiet,
+            protocol,
             check::Cost {
                 report: cost,
                 limit: cost_limit,
             },
         ),
-        Command::Explain { code, list } => check::explain(code.as_deref(), list),
+        Command::Validate {
+            path,
+            game,
+            smoke,
+            seed,
+            protocol,
+            max_turns,
+            format,
+        } => validate_cmd::run(&validate_cmd::Args {
+            path: &path,
+            game: &game,
+            smoke: smoke.as_deref(),
+            seed,
+            protocol: &protocol,
+            max_turns,
+            format,
+        }),
+        Command::Evolve {
+            game,
+            bank,
+            archive,
+            generator,
+            mode,
+            rounds,
+            candidates,
+            refs,
+            repair_rounds,
+            instances,
+            seeds,
+            seed,
+            reward,
+            jobs,
+        } => {
+            if generator != "mutate" {
+                eprintln!(
+                    "error: the generator `{generator}` is not built; use `--generator mutate`"
+                );
+                return ExitCode::FAILURE;
+            }
+            let mode = match mode.as_str() {
+                "streaming" => harness::evolve::Mode::Streaming,
+                "static" => harness::evolve::Mode::Static,
+                other => {
+                    eprintln!("error: `{other}` is not a mode; use `streaming` or `static`");
+                    return ExitCode::FAILURE;
+                }
+            };
+            evolve_cmd::evolve_run(&evolve_cmd::EvolveArgs {
+                game: &game,
+                bank: &bank,
+                archive: &archive,
+                mode,
+                rounds,
+                candidates,
+                refs,
+                repair_rounds,
+                instances: instances.as_deref(),
+                seeds,
+                seed,
+                reward: &reward,
+                jobs,
+            })
+        }
+        Command::Archive {
+            view,
+            archive,
+            id,
+            with,
+        } => evolve_cmd::archive_run(&view, &archive, id.as_deref(), with.as_ref()),
+        Command::Patch {
+            path,
+            patch,
+            dry_run,
+        } => repair_cmd::patch(&path, &patch, dry_run),
+        Command::Repair {
+            path,
+            game,
+            parent,
+            rounds,
+            smoke,
+            seed,
+            write,
+            format,
+        } => repair_cmd::run(&repair_cmd::RepairArgs {
+            path: &path,
+            game: &game,
+            parent: parent.as_deref(),
+            rounds,
+            smoke: smoke.as_deref(),
+            seed,
+            write,
+            format,
+        }),
+        Command::Explain { code, list, format } => check::explain(code.as_deref(), list, format),
         Command::Run {
             file,
             module,
@@ -369,7 +606,11 @@ fn run_cli(cli: Cli) -> ExitCode {
         ),
         Command::Map(args) => provision_cmd::run_map(&args),
         Command::Provision(args) => provision_cmd::run_provision(&args),
-        Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
+        Command::Fmt {
+            check,
+            paths,
+            format,
+        } => fmt_cmd::run(&paths, check, matches!(format, Format::Json)),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
         Command::Completions { shell } => {

@@ -14,7 +14,7 @@
 //!
 //! What has no bound is reported as unbounded, with the reason (a game query without a declared
 //! size, a state list that grows with `+=`): the runtime's step and memory budgets still end such
-//! a turn with an R-code. A finite bound over the limit is the error E0801, at the smallest
+//! a turn with an R-code. A finite bound over the limit is the error E0901, at the smallest
 //! expression whose own bound passes it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

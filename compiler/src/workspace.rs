@@ -28,7 +28,7 @@ pub struct Workspace {
     inputs: Inputs,
     files: BTreeMap<String, SourceFile>,
     /// The limit on a turn phase's cost bound, past which [`Workspace::diagnostics`] reports
-    /// E0801.
+    /// E0901.
     cost_limit: u64,
 }
 
@@ -76,7 +76,7 @@ impl Workspace {
         .map_err(|internal| vec![*internal])
     }
 
-    /// E0801 for every module whose turn has a phase bounded above the limit, at the
+    /// E0901 for every module whose turn has a phase bounded above the limit, at the
     /// expressions whose own bound passes it.
     fn cost_diagnostics(&self) -> Vec<Diagnostic> {
         let mut out: Vec<Diagnostic> = Vec::new();

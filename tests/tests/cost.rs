@@ -159,7 +159,7 @@ fn hostile(expr: &str) -> String {
     )
 }
 
-/// The hostile aggregates: each is rejected statically (E0801 at its expression), and
+/// The hostile aggregates: each is rejected statically (E0901 at its expression), and
 /// run anyway (the interpreter does not rely on the checker) each ends its first turn with an
 /// R-code within the budgets.
 #[test]
@@ -176,7 +176,7 @@ fn hostile_aggregates_are_rejected_and_end_their_turn_with_an_r_code() {
         let e0801: Vec<_> = ws
             .diagnostics()
             .into_iter()
-            .filter(|d| d.code.as_str() == "E0801")
+            .filter(|d| d.code.as_str() == "E0901")
             .collect();
         assert!(!e0801.is_empty(), "{expr}: not rejected");
         let start = text.find(expr).unwrap_or_default();
@@ -185,7 +185,7 @@ fn hostile_aggregates_are_rejected_and_end_their_turn_with_an_r_code() {
                 let at = d.span.start as usize;
                 at >= start && at < start + expr.len()
             }),
-            "{expr}: E0801 is not at the expression: {e0801:?}"
+            "{expr}: E0901 is not at the expression: {e0801:?}"
         );
         let result = episode(
             program(&ws, "hostile.aggregate"),
@@ -234,7 +234,7 @@ fn printing_a_deeply_shared_value_ends_at_the_memory_budget() {
 fn the_limit_is_configurable() {
     let mut ws = workspace(&["harnesses/examples/search.harness"]);
     assert!(
-        !ws.diagnostics().iter().any(|d| d.code.as_str() == "E0801"),
+        !ws.diagnostics().iter().any(|d| d.code.as_str() == "E0901"),
         "the example is over the default limit"
     );
     let decide = report(&ws, "examples.search")
@@ -245,7 +245,7 @@ fn the_limit_is_configurable() {
         .unwrap_or_default();
     ws.set_cost_limit(decide - 1);
     assert!(
-        ws.diagnostics().iter().any(|d| d.code.as_str() == "E0801"),
+        ws.diagnostics().iter().any(|d| d.code.as_str() == "E0901"),
         "a limit below the decide bound {decide} does not reject"
     );
 }
