@@ -44,6 +44,14 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also print each module's cost bound per turn phase (steps and `sim.next` previews),
+        /// with what leaves a phase unbounded.
+        #[arg(long)]
+        cost: bool,
+        /// The limit on a turn phase's cost bound in steps; a phase bounded above it is E0901
+        /// (default: the interpreter's step budget per turn).
+        #[arg(long, value_name = "STEPS", default_value_t = harness_compiler::cost::DEFAULT_LIMIT)]
+        cost_limit: u64,
         /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
         /// planning, capability, action; codes E0801-E0807).
         #[arg(long, value_parser = check::parse_protocol)]
@@ -233,7 +241,8 @@ enum Command {
         /// The archive folder to write (replaced if it exists).
         #[arg(long)]
         archive: PathBuf,
-        /// The candidate generator; `mutate` (seeded offline mutations) is the one there is.
+        /// The candidate generator: `mutate` (seeded offline mutations of one reference) or
+        /// `template` (each role module drawn from the references).
         #[arg(long, default_value = "mutate")]
         generator: String,
         /// `streaming` (the archive's incumbent moves) or `static` (the bank's stays).
@@ -280,6 +289,9 @@ enum Command {
         /// The second archive (`compare`).
         #[arg(long)]
         with: Option<PathBuf>,
+        /// Also draw the comparison as an SVG figure (`compare`).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -381,7 +393,7 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
 
 /// Output formats of `harness check`, `harness explain`, `harness fmt`, `harness map` and
 /// `harness provision`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
     Human,
@@ -431,7 +443,18 @@ fn run_cli(cli: Cli) -> ExitCode {
             format,
             quiet,
             protocol,
-        } => check::run(&paths, format, quiet, protocol),
+            cost,
+            cost_limit,
+        } => check::run(
+            &paths,
+            format,
+            quiet,
+            protocol,
+            check::Cost {
+                report: cost,
+                limit: cost_limit,
+            },
+        ),
         Command::Validate {
             path,
             game,
@@ -465,12 +488,16 @@ fn run_cli(cli: Cli) -> ExitCode {
             reward,
             jobs,
         } => {
-            if generator != "mutate" {
-                eprintln!(
-                    "error: the generator `{generator}` is not built; use `--generator mutate`"
-                );
-                return ExitCode::FAILURE;
-            }
+            let generator = match generator.as_str() {
+                "mutate" => harness::evolve::Generator::Mutate,
+                "template" => harness::evolve::Generator::Template,
+                other => {
+                    eprintln!(
+                        "error: the generator `{other}` is not built; use `mutate` or `template`"
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
             let mode = match mode.as_str() {
                 "streaming" => harness::evolve::Mode::Streaming,
                 "static" => harness::evolve::Mode::Static,
@@ -484,6 +511,7 @@ fn run_cli(cli: Cli) -> ExitCode {
                 bank: &bank,
                 archive: &archive,
                 mode,
+                generator,
                 rounds,
                 candidates,
                 refs,
@@ -500,7 +528,14 @@ fn run_cli(cli: Cli) -> ExitCode {
             archive,
             id,
             with,
-        } => evolve_cmd::archive_run(&view, &archive, id.as_deref(), with.as_ref()),
+            plot,
+        } => evolve_cmd::archive_run(
+            &view,
+            &archive,
+            id.as_deref(),
+            with.as_ref(),
+            plot.as_deref(),
+        ),
         Command::Patch {
             path,
             patch,
