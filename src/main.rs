@@ -14,6 +14,7 @@ mod llm_args;
 mod lsp;
 mod provision_cmd;
 mod render;
+mod repair_cmd;
 mod run;
 mod validate_cmd;
 
@@ -174,6 +175,45 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         max_turns: u32,
         /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Apply a patch (JSON: byte-range `edits`, whole-`layers` or whole-`files` replacements)
+    /// to a harness in place; overlapping edits are refused and changed files are formatted.
+    Patch {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The patch file.
+        #[arg(long)]
+        patch: PathBuf,
+        /// Print the patched files instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Repair a harness offline in bounded rounds: the compiler's quick fixes and code-directed
+    /// rules, then reverting what is still broken to a parent. Exits with 1 unless it ends valid.
+    Repair {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// The harness it was derived from, for the revert rule.
+        #[arg(long)]
+        parent: Option<PathBuf>,
+        /// The most repair rounds.
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// Validate with a smoke episode on this instance.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write the repaired files in place.
+        #[arg(long)]
+        write: bool,
+        /// How to print the rounds.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
@@ -343,6 +383,30 @@ fn run_cli(cli: Cli) -> ExitCode {
             seed,
             protocol: &protocol,
             max_turns,
+            format,
+        }),
+        Command::Patch {
+            path,
+            patch,
+            dry_run,
+        } => repair_cmd::patch(&path, &patch, dry_run),
+        Command::Repair {
+            path,
+            game,
+            parent,
+            rounds,
+            smoke,
+            seed,
+            write,
+            format,
+        } => repair_cmd::run(&repair_cmd::RepairArgs {
+            path: &path,
+            game: &game,
+            parent: parent.as_deref(),
+            rounds,
+            smoke: smoke.as_deref(),
+            seed,
+            write,
             format,
         }),
         Command::Explain { code, list, format } => check::explain(code.as_deref(), list, format),

@@ -10,6 +10,7 @@ mod llm_rich;
 mod llm_sim;
 mod mci_operator;
 mod registry;
+mod repair;
 mod runtime_layer_isolation;
 mod runtime_search;
 mod runtime_semantics;
