@@ -43,6 +43,17 @@ pub const FORMAT: &str = "harness-archive/1";
 /// The mutation operators of the offline generator.
 pub const OPERATORS: [&str; 4] = ["tunable", "literal", "crossover", "decide"];
 
+/// The candidate generators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generator {
+    /// One of [`OPERATORS`] on one reference.
+    Mutate,
+    /// Every role module drawn from the references: a reference's harness with each role
+    /// layer replaced by the same role's layer of a reference drawn for it.
+    Template,
+}
+
 /// Whether the archive changes as it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -72,6 +83,8 @@ pub struct Config {
     pub repair_rounds: usize,
     /// Static or streaming.
     pub mode: Mode,
+    /// The candidate generator.
+    pub generator: Generator,
     /// The seed of the generator.
     pub seed: u64,
     /// The metric whose mean is the reward.
@@ -657,8 +670,14 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
                 .filter(|id| *id != parent_id)
                 .filter_map(|id| archive.entry(id).map(|(_, s)| s.clone()))
                 .collect();
-            let operator = OPERATORS[stream.below(OPERATORS.len() as u64) as usize];
-            let Some((change, child)) = mutate(&parent, &others, operator, &mut stream) else {
+            let (operator, made) = match config.generator {
+                Generator::Mutate => {
+                    let operator = OPERATORS[stream.below(OPERATORS.len() as u64) as usize];
+                    (operator, mutate(&parent, &others, operator, &mut stream))
+                }
+                Generator::Template => ("template", template(&parent, &others, &mut stream)),
+            };
+            let Some((change, child)) = made else {
                 continue;
             };
             let repaired = repair(
@@ -687,7 +706,10 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
                     .map(|(p, _)| p.clone())
                     .collect(),
                 parents: vec![parent_id.clone()],
-                generator: format!("mutate:{operator}"),
+                generator: match config.generator {
+                    Generator::Mutate => format!("mutate:{operator}"),
+                    Generator::Template => "template".into(),
+                },
                 change,
                 round,
                 valid: repaired.valid_after.is_some(),
@@ -761,6 +783,54 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
         archive.rounds.push(record);
     }
     Ok(archive)
+}
+
+/// The role layers of a harness's files: role, layer name, file and declaration text.
+fn role_layers(sources: &Sources) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    for (path, text) in &sources.files {
+        for item in harness_grammar::parse(text).file.items {
+            if let Item::Layer(layer) = item
+                && let Some(role) = &layer.role
+                && let Some(declaration) =
+                    text.get(layer.span.start as usize..layer.span.end as usize)
+            {
+                out.push((
+                    role.name.clone(),
+                    layer.name.name.clone(),
+                    path.clone(),
+                    declaration.to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A template candidate: `parent` with each role layer replaced by the layer of the same role
+/// of a module drawn from `parent` and `others`; `None` when every draw kept the parent's.
+pub fn template(
+    parent: &Sources,
+    others: &[Sources],
+    stream: &mut Stream,
+) -> Option<(String, Sources)> {
+    let mut patch = Patch::default();
+    let mut drawn = Vec::new();
+    for (role, layer, file, _) in role_layers(parent) {
+        let pick = stream.below(others.len() as u64 + 1) as usize;
+        let Some(donor) = pick.checked_sub(1).map(|i| &others[i]) else {
+            continue;
+        };
+        if let Some((_, _, _, text)) = role_layers(donor).into_iter().find(|(r, ..)| *r == role) {
+            drawn.push(format!("{role} from {}", donor.name));
+            patch.layers.push(LayerReplacement { file, layer, text });
+        }
+    }
+    if patch.is_empty() {
+        return None;
+    }
+    let applied = apply(parent, &patch).ok()?;
+    Some((drawn.join(", "), applied.sources))
 }
 
 /// One offline mutation of `parent` by `operator`, with what it changed; `None` when the

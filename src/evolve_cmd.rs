@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use harness::evolve::{Archive, Config, Entry, Mode, evolve};
+use harness::evolve::{Archive, Config, Entry, Generator, Mode, evolve};
 use harness::games::Registry;
 use harness::load::{Sources, read_sources};
 
@@ -14,6 +14,7 @@ pub struct EvolveArgs<'a> {
     pub bank: &'a Path,
     pub archive: &'a Path,
     pub mode: Mode,
+    pub generator: Generator,
     pub rounds: usize,
     pub candidates: usize,
     pub refs: usize,
@@ -73,6 +74,7 @@ pub fn evolve_run(args: &EvolveArgs<'_>) -> ExitCode {
         refs: args.refs,
         repair_rounds: args.repair_rounds,
         mode: args.mode,
+        generator: args.generator,
         seed: args.seed,
         reward: args.reward.to_string(),
         jobs: args.jobs,
@@ -126,7 +128,13 @@ fn line(entry: &Entry) -> String {
 }
 
 /// The `harness archive` views.
-pub fn archive_run(view: &str, dir: &Path, id: Option<&str>, other: Option<&PathBuf>) -> ExitCode {
+pub fn archive_run(
+    view: &str,
+    dir: &Path,
+    id: Option<&str>,
+    other: Option<&PathBuf>,
+    plot: Option<&Path>,
+) -> ExitCode {
     let archive = match Archive::read(dir) {
         Ok(archive) => archive,
         Err(message) => return fail(message),
@@ -209,6 +217,47 @@ pub fn archive_run(view: &str, dir: &Path, id: Option<&str>, other: Option<&Path
                     reward(&archive, round),
                     reward(&second, round)
                 );
+            }
+            // Over the stream: the mean reward of what each run executed, a round without a
+            // valid candidate executing its incumbent.
+            let mut bars = Vec::new();
+            for (label, a) in [("first", &archive), ("second", &second)] {
+                let executed: Vec<f64> = a
+                    .rounds
+                    .iter()
+                    .filter_map(|r| {
+                        r.metrics
+                            .as_ref()
+                            .or_else(|| r.incumbent_before.as_ref().map(|(_, m)| m))
+                            .map(|m| m.reward)
+                    })
+                    .collect();
+                let ci = harness_stdlib::stats::bootstrap_mean(&executed, 1000, 0.95, a.index.seed);
+                println!(
+                    "{label} ({:?}): mean executed reward over {} rounds {:.4} [{:.4}, {:.4}]",
+                    a.index.mode,
+                    executed.len(),
+                    ci.estimate,
+                    ci.lo,
+                    ci.hi
+                );
+                bars.push(harness::plot::Bar {
+                    label: format!("{:?} ({label})", a.index.mode),
+                    value: ci.estimate,
+                    lo: ci.lo,
+                    hi: ci.hi,
+                });
+            }
+            if let Some(path) = plot {
+                let svg = harness::plot::bars_with_intervals(
+                    "Mean executed reward over the rounds (95% bootstrap CI over rounds)",
+                    &archive.index.metric.reward,
+                    &bars,
+                );
+                if let Err(e) = std::fs::write(path, svg) {
+                    return fail(format!("cannot write {}: {e}", path.display()));
+                }
+                println!("wrote {}", path.display());
             }
             ExitCode::SUCCESS
         }

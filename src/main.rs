@@ -232,7 +232,8 @@ enum Command {
         /// The archive folder to write (replaced if it exists).
         #[arg(long)]
         archive: PathBuf,
-        /// The candidate generator; `mutate` (seeded offline mutations) is the one there is.
+        /// The candidate generator: `mutate` (seeded offline mutations of one reference) or
+        /// `template` (each role module drawn from the references).
         #[arg(long, default_value = "mutate")]
         generator: String,
         /// `streaming` (the archive's incumbent moves) or `static` (the bank's stays).
@@ -279,6 +280,9 @@ enum Command {
         /// The second archive (`compare`).
         #[arg(long)]
         with: Option<PathBuf>,
+        /// Also draw the comparison as an SVG figure (`compare`).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
@@ -464,12 +468,16 @@ fn run_cli(cli: Cli) -> ExitCode {
             reward,
             jobs,
         } => {
-            if generator != "mutate" {
-                eprintln!(
-                    "error: the generator `{generator}` is not built; use `--generator mutate`"
-                );
-                return ExitCode::FAILURE;
-            }
+            let generator = match generator.as_str() {
+                "mutate" => harness::evolve::Generator::Mutate,
+                "template" => harness::evolve::Generator::Template,
+                other => {
+                    eprintln!(
+                        "error: the generator `{other}` is not built; use `mutate` or `template`"
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
             let mode = match mode.as_str() {
                 "streaming" => harness::evolve::Mode::Streaming,
                 "static" => harness::evolve::Mode::Static,
@@ -483,6 +491,7 @@ fn run_cli(cli: Cli) -> ExitCode {
                 bank: &bank,
                 archive: &archive,
                 mode,
+                generator,
                 rounds,
                 candidates,
                 refs,
@@ -499,7 +508,14 @@ fn run_cli(cli: Cli) -> ExitCode {
             archive,
             id,
             with,
-        } => evolve_cmd::archive_run(&view, &archive, id.as_deref(), with.as_ref()),
+            plot,
+        } => evolve_cmd::archive_run(
+            &view,
+            &archive,
+            id.as_deref(),
+            with.as_ref(),
+            plot.as_deref(),
+        ),
         Command::Patch {
             path,
             patch,

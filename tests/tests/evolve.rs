@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use harness::evolve::{Archive, Config, Metrics, Mode, OPERATORS, evolve, mutate, retains};
+use harness::evolve::{
+    Archive, Config, Generator, Metrics, Mode, OPERATORS, evolve, mutate, retains,
+};
 use harness::games::Registry;
 use harness::load::Sources;
 use harness::validate::{Options, validate};
@@ -39,6 +41,7 @@ fn config(game: &str, instances: &[&str], reward: &str, mode: Mode) -> Config {
         refs: 3,
         repair_rounds: 2,
         mode,
+        generator: Generator::Mutate,
         seed: 0,
         reward: reward.into(),
         smoke: instances[0].into(),
@@ -186,4 +189,20 @@ fn a_thousand_offline_mutations_never_fail_internally() {
     }
     assert!(made >= 900, "only {made} mutations");
     assert!(internal.is_empty(), "{}", internal.join("\n"));
+}
+
+#[test]
+fn the_template_generator_draws_role_modules_from_the_references() {
+    let registry = Registry::standard();
+    let mut config = config("search", &["n16-p25"], "score", Mode::Streaming);
+    config.generator = Generator::Template;
+    let archive = evolve(&registry, &bank("search"), &config).unwrap_or_else(|e| panic!("{e}"));
+    let made: Vec<_> = archive
+        .items
+        .iter()
+        .filter(|(e, _)| e.generator == "template")
+        .collect();
+    assert!(!made.is_empty(), "{:#?}", archive.rounds);
+    assert!(made.iter().all(|(e, _)| e.change.contains(" from ")));
+    assert_eq!(archive.verify(), Vec::<String>::new());
 }
