@@ -61,7 +61,13 @@ pub fn split(text: &str) -> Split {
     let mut doc_start: Option<usize> = None;
     // True right after a `.` token: a keyword-like word there is a field or method name.
     let mut after_dot = false;
-    let mut i = 0;
+    // A byte-order mark that some editors write is trivia, as the lexer treats it; left here it
+    // would start a chunk of its own before the header.
+    let mut i = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
     while i < bytes.len() {
         let c = bytes[i];
         if c.is_ascii_whitespace() {
@@ -228,5 +234,13 @@ mod tests {
         assert!(split("layer l {\n  state { n: Int = 0 }\n").unclosed_layer);
         assert!(!split("layer l {\n  state { n: Int = 0 }\n}\n").unclosed_layer);
         assert!(!split("const S: String = \"layer l {\"\n").unclosed_layer);
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_no_chunk() {
+        let chunks = split("\u{feff}harness a\nconst N: Int = 1\n").chunks;
+        let kinds: Vec<_> = chunks.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [ChunkKind::Header, ChunkKind::Item]);
+        assert_eq!(chunks[0].offset, 3);
     }
 }
