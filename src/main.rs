@@ -427,16 +427,27 @@ fn main() -> ExitCode {
 
 /// Runs a parsed command line.
 fn run_cli(cli: Cli) -> ExitCode {
-    if matches!(cli.command, Command::Check { .. } | Command::Lsp { .. }) {
+    let quiet_hook = matches!(cli.command, Command::Check { .. } | Command::Lsp { .. });
+    std::panic::set_hook(Box::new(move |info| {
+        // `print!` panics when standard output is a pipe whose reader has gone (`harness lens
+        // run | head`). That is the reader's choice, not a bug: end the way a process killed
+        // by SIGPIPE does, silently and with status 128 + 13, as other command-line tools do.
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
         // The checker and the language server turn their own panics into internal-error
-        // diagnostics and responses; the default hook would print a backtrace on top of them.
-        std::panic::set_hook(Box::new(|_| {}));
-    } else {
-        // Anywhere else a panic is a bug of ours: say so in one line, without a backtrace.
-        std::panic::set_hook(Box::new(|info| {
+        // diagnostics and responses; a message here would come on top of them. Anywhere else a
+        // panic is a bug of ours: say so in one line, without a backtrace.
+        if !quiet_hook {
             eprintln!("error: internal error ({info}); this is a bug in harness, please report it");
-        }));
-    }
+        }
+    }));
     match cli.command {
         Command::Check {
             paths,
