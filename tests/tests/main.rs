@@ -6,6 +6,7 @@ mod corpus;
 mod cost;
 mod engine;
 mod evolve;
+mod evolve_llm;
 mod jit;
 mod llm_l4;
 mod llm_rich;
