@@ -113,7 +113,7 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 fn a_recorded_llm_evolution_replays_byte_for_byte_offline() {
     let registry = Registry::standard();
     let config = config("search", &["n16-p25", "n32-p20"], "score");
-    let text = std::fs::read_to_string(repo().join("harnesses/personas/evolve-search.toml"))
+    let text = std::fs::read_to_string(repo().join("harnesses/jit/personas/evolve-search.toml"))
         .unwrap_or_else(|e| panic!("{e}"));
     let persona = Persona::parse(&text).unwrap_or_else(|e| panic!("{e}"));
     let name = persona.name.clone();
