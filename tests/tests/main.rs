@@ -3,6 +3,7 @@
 mod battleship_reproduction;
 mod corpus;
 mod engine;
+mod fork;
 mod llm_l4;
 mod llm_rich;
 mod llm_sim;
