@@ -357,7 +357,13 @@ fn run_inner(args: &AblateArgs) -> Result<ExitCode, String> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(AblateError::Compile(CompileError::Diagnostics(diagnostics), sources)) => {
-            render::human(&diagnostics, sources.files.len());
+            // A tool that asked for JSON gets the diagnostics as `check --format json` gives them.
+            match args.format {
+                ReportFormat::Json => println!("{}", render::json(&diagnostics)),
+                ReportFormat::Human | ReportFormat::Csv => {
+                    render::human(&diagnostics, sources.files.len());
+                }
+            }
             return Err("the harness has errors; fix them and run again".into());
         }
         Err(error) => return Err(error.to_string()),

@@ -5,14 +5,25 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
+use harness_compiler::protocol::Protocol;
 use harness_runtime::ErrorCode as RuntimeCode;
+use serde_json::{Value, json};
 
 use crate::Format;
 use crate::render;
 
-/// Loads the files, checks them and prints the diagnostics.
-/// With `quiet`, only errors are printed (in either format), without the summary line.
-pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
+/// Parses the value of `--protocol`.
+pub fn parse_protocol(name: &str) -> Result<Protocol, String> {
+    Protocol::parse(name).ok_or_else(|| {
+        let known: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown protocol `{name}`; known: {}", known.join(", "))
+    })
+}
+
+/// Loads the files, checks them (and, with a protocol, checks it too) and prints the
+/// diagnostics. With `quiet`, only errors are printed (in either format), without the summary
+/// line.
+pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Protocol>) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -34,7 +45,10 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
     for problem in &problems {
         eprintln!("error: {problem}");
     }
-    let diagnostics = workspace.diagnostics();
+    let mut diagnostics = workspace.diagnostics();
+    if let Some(protocol) = protocol {
+        diagnostics.extend(workspace.protocol_diagnostics(protocol));
+    }
     let shown: Vec<_> = if quiet {
         diagnostics
             .iter()
@@ -59,8 +73,22 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool) -> ExitCode {
 }
 
 /// Prints a code's explanation page, or the list of codes.
-pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
+pub fn explain(code: Option<&str>, list: bool, format: Format) -> ExitCode {
+    let json = matches!(format, Format::Json);
     if list {
+        if json {
+            let entries: Vec<Value> = Code::ALL
+                .iter()
+                .map(|code| code_json(*code, false))
+                .chain(
+                    RuntimeCode::ALL
+                        .iter()
+                        .map(|code| runtime_json(*code, false)),
+                )
+                .collect();
+            print_json(&Value::Array(entries));
+            return ExitCode::SUCCESS;
+        }
         for code in Code::ALL {
             let info = code.info();
             println!("{}  {}", info.code, info.title);
@@ -72,12 +100,20 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
     }
     let text = code.unwrap_or_default();
     if let Some(code) = RuntimeCode::from_code(&text.trim().to_ascii_uppercase()) {
-        print!("{}", runtime_page(code));
+        if json {
+            print_json(&runtime_json(code, true));
+        } else {
+            print!("{}", runtime_page(code));
+        }
         return ExitCode::SUCCESS;
     }
     match Code::parse(text) {
         Some(code) => {
-            print!("{}", code.info().page());
+            if json {
+                print_json(&code_json(code, true));
+            } else {
+                print!("{}", code.info().page());
+            }
             ExitCode::SUCCESS
         }
         None => {
@@ -89,6 +125,47 @@ pub fn explain(code: Option<&str>, list: bool) -> ExitCode {
     }
 }
 
+/// A checker code as JSON: its code, severity and title, and with `full` the explanation, the
+/// example that triggers it and the fix.
+fn code_json(code: Code, full: bool) -> Value {
+    let info = code.info();
+    let mut value = json!({
+        "code": info.code,
+        "kind": "check",
+        "severity": info.severity.as_str(),
+        "title": info.title,
+    });
+    if full {
+        value["explanation"] = json!(info.explanation);
+        value["example"] = json!(info.example.trim());
+        value["fix"] = json!(info.fix);
+    }
+    value
+}
+
+/// A runtime error code as JSON: its code and title, and with `full` when it happens and what
+/// to do.
+fn runtime_json(code: RuntimeCode, full: bool) -> Value {
+    let (title, text) = code.explanation();
+    let mut value = json!({
+        "code": code.code(),
+        "kind": "runtime",
+        "severity": "error",
+        "title": title,
+    });
+    if full {
+        value["explanation"] = json!(text);
+    }
+    value
+}
+
+fn print_json(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_owned())
+    );
+}
+
 /// The explanation page of a runtime error code: its title, when it happens and what to do.
 fn runtime_page(code: RuntimeCode) -> String {
     let (title, text) = code.explanation();
@@ -97,4 +174,30 @@ fn runtime_page(code: RuntimeCode) -> String {
          recorded in traces)\n\n{text}\n",
         code.code()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explanations_as_json_carry_the_whole_page() {
+        for code in Code::ALL {
+            let info = code.info();
+            let value = code_json(*code, true);
+            assert_eq!(value["code"], info.code);
+            assert_eq!(value["severity"], info.severity.as_str());
+            // The parts of the text page, each as its own field.
+            assert_eq!(value["title"], info.title);
+            assert_eq!(value["explanation"], info.explanation);
+            assert_eq!(value["example"], info.example.trim());
+            assert_eq!(value["fix"], info.fix);
+            assert!(code_json(*code, false).get("explanation").is_none());
+        }
+        for code in RuntimeCode::ALL {
+            let value = runtime_json(code, true);
+            assert_eq!(value["code"], code.code());
+            assert_eq!(value["explanation"], code.explanation().1);
+        }
+    }
 }

@@ -14,7 +14,9 @@ mod llm_args;
 mod lsp;
 mod provision_cmd;
 mod render;
+mod repair_cmd;
 mod run;
+mod validate_cmd;
 
 /// Write, check, run and ablate declarative agent harnesses.
 #[derive(Parser)]
@@ -40,6 +42,10 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
+        /// planning, capability, action; codes E0801-E0807).
+        #[arg(long, value_parser = check::parse_protocol)]
+        protocol: Option<harness_compiler::protocol::Protocol>,
     },
     /// Explain a diagnostic code: what triggers it, an example and the fix.
     Explain {
@@ -49,6 +55,10 @@ enum Command {
         /// List every code with its title instead.
         #[arg(long)]
         list: bool,
+        /// How to print the explanation: a page of text, or one JSON object (an array with
+        /// `--list`).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run one episode of a harness on a game instance and seed, and print what happened.
     Run {
@@ -143,6 +153,70 @@ enum Command {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
+    /// Validate a harness in stages (syntax, check, protocol, smoke episode) and report the
+    /// stage reached with every diagnostic, its help and its explanation page. Exits with 1
+    /// when the harness is not valid.
+    Validate {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// Play one episode on this instance as the last stage.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The protocol to enforce (`jit4`), or `none`.
+        #[arg(long, default_value = "jit4")]
+        protocol: String,
+        /// The smoke episode's turn limit.
+        #[arg(long, default_value_t = 200)]
+        max_turns: u32,
+        /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Apply a patch (JSON: byte-range `edits`, whole-`layers` or whole-`files` replacements)
+    /// to a harness in place; overlapping edits are refused and changed files are formatted.
+    Patch {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The patch file.
+        #[arg(long)]
+        patch: PathBuf,
+        /// Print the patched files instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Repair a harness offline in bounded rounds: the compiler's quick fixes and code-directed
+    /// rules, then reverting what is still broken to a parent. Exits with 1 unless it ends valid.
+    Repair {
+        /// The harness: a `.harness` file or a directory of them.
+        path: PathBuf,
+        /// The game it must be written for.
+        #[arg(long)]
+        game: String,
+        /// The harness it was derived from, for the revert rule.
+        #[arg(long)]
+        parent: Option<PathBuf>,
+        /// The most repair rounds.
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// Validate with a smoke episode on this instance.
+        #[arg(long, value_name = "INSTANCE")]
+        smoke: Option<String>,
+        /// The smoke episode's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write the repaired files in place.
+        #[arg(long)]
+        write: bool,
+        /// How to print the rounds.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// Print what would change, as a unified diff per file, and exit 1 if anything would;
@@ -152,6 +226,10 @@ enum Command {
         /// Files, or directories searched recursively for `.harness` files (default: `.`);
         /// `-` alone formats standard input to standard output.
         paths: Vec<PathBuf>,
+        /// How to report: diffs and errors as text, or one JSON object with an entry per file
+        /// (its status, its diff with `--check`, its syntax errors as diagnostics).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Run the language server on standard input and output (for editors).
     Lsp {
@@ -237,7 +315,8 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Output formats of `harness check`, `harness map` and `harness provision`.
+/// Output formats of `harness check`, `harness explain`, `harness fmt`, `harness map` and
+/// `harness provision`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
@@ -287,8 +366,50 @@ fn run_cli(cli: Cli) -> ExitCode {
             paths,
             format,
             quiet,
-        } => check::run(&paths, format, quiet),
-        Command::Explain { code, list } => check::explain(code.as_deref(), list),
+            protocol,
+        } => check::run(&paths, format, quiet, protocol),
+        Command::Validate {
+            path,
+            game,
+            smoke,
+            seed,
+            protocol,
+            max_turns,
+            format,
+        } => validate_cmd::run(&validate_cmd::Args {
+            path: &path,
+            game: &game,
+            smoke: smoke.as_deref(),
+            seed,
+            protocol: &protocol,
+            max_turns,
+            format,
+        }),
+        Command::Patch {
+            path,
+            patch,
+            dry_run,
+        } => repair_cmd::patch(&path, &patch, dry_run),
+        Command::Repair {
+            path,
+            game,
+            parent,
+            rounds,
+            smoke,
+            seed,
+            write,
+            format,
+        } => repair_cmd::run(&repair_cmd::RepairArgs {
+            path: &path,
+            game: &game,
+            parent: parent.as_deref(),
+            rounds,
+            smoke: smoke.as_deref(),
+            seed,
+            write,
+            format,
+        }),
+        Command::Explain { code, list, format } => check::explain(code.as_deref(), list, format),
         Command::Run {
             file,
             module,
@@ -351,7 +472,11 @@ fn run_cli(cli: Cli) -> ExitCode {
         ),
         Command::Map(args) => provision_cmd::run_map(&args),
         Command::Provision(args) => provision_cmd::run_provision(&args),
-        Command::Fmt { check, paths } => fmt_cmd::run(&paths, check),
+        Command::Fmt {
+            check,
+            paths,
+            format,
+        } => fmt_cmd::run(&paths, check, matches!(format, Format::Json)),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Games { command } => games_cmd::run(command.as_ref()),
         Command::Completions { shell } => {

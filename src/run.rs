@@ -64,7 +64,11 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         Ok(program) => program,
         Err(error) => {
             if let CompileError::Diagnostics(diagnostics) = &error {
-                render::human(diagnostics, sources.files.len());
+                if args.json {
+                    println!("{}", render::json(diagnostics));
+                } else {
+                    render::human(diagnostics, sources.files.len());
+                }
             }
             return Err(error.to_string());
         }

@@ -442,6 +442,41 @@ codes! {
         example: "use game battleship\nconst N: Int = game.shots_left",
         fix: "Use `config` for run parameters, or a `computed` value for things that change.";
 
+    RoleMissing = "E0801", Error, "protocol role missing",
+        explanation: "Under a protocol (`harness check --protocol jit4`), every layer of a harness declares one of the protocol's roles (`layer recall role memory ...`), and every role is played. Protocol jit4 has four roles, bottom to top: `memory` (what was observed), `planning` (a directive), `capability` (the effects the action layer may use) and `action` (the decisions). A layer without a role, or a role no layer plays, leaves the harness outside the protocol, so a tool that swaps or generates role modules cannot use it. Case files and examples ask for the protocol with a first line `//@ protocol jit4`.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory {\n}",
+        fix: "Declare each layer's role with `role <name>` after its name, and add a layer for every role the message names.";
+
+    RoleRepeated = "E0802", Error, "protocol role repeated or unknown",
+        explanation: "Under a protocol, each role is played by exactly one layer, and a role is one of the protocol's words (jit4: `memory`, `planning`, `capability`, `action`). Two layers with one role would make the module that fills the role ambiguous; an unknown word is usually a typo, which the help corrects.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer notes role memory needs memory {\n}",
+        fix: "Merge the layers that share a role, give one of them another role, or correct the role's spelling.";
+
+    RoleChain = "E0803", Error, "roles out of order",
+        explanation: "The roles of a protocol build on each other in a fixed order; under jit4 each layer needs the layer of the role below it (`planning needs memory`, `capability needs planning`, `action needs capability`), and no layer needs a layer of its own role or a role above. The runtime then runs them in the protocol's order (memory, planning, capability, action) and switching a role off switches off every role above it.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer planning role planning {\n  computed directive: Option<Int> = None\n}",
+        fix: "Add the layer of the role below to the `needs` list (`layer planning role planning needs memory`), and remove needs of higher roles.";
+
+    RoleActs = "E0804", Error, "decision outside the action role",
+        explanation: "Under jit4 only the action layer acts: memory records observations, planning computes a directive and capability computes the set of effects the action may use. A `decide` rule, or an action that emits a game effect, in any other role would let that module act past the capability's set. LLM calls in `revise` blocks stay allowed in every role.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n  action guess(cell: Int) {\n    emit game.guess(cell)\n  }\n  decide {\n    guess(0)\n  }\n}",
+        fix: "Move the `decide` rules and the actions that emit into the action layer.";
+
+    NoDirective = "E0805", Error, "planning without a directive",
+        explanation: "Under jit4 the planning layer exposes what it tells the layers above as `computed directive: T`, of any type. A planner that directs nothing (the protocol's empty plan) still says so, with `computed directive: Option<Int> = None` for example, so that every planning module has the same interface and one can replace another.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer planning role planning needs memory {\n}",
+        fix: "Declare `computed directive: T = ...` in the planning layer.";
+
+    NoExposed = "E0806", Error, "capability without an effect set",
+        explanation: "Under jit4 the capability layer exposes the game effects the action layer may use this turn as `computed exposed: Set<Effect>`. `Effect` is the enum of the game's effects that every game's bindings carry, one variant per effect under its own name (`Effect.probe` for `game.probe`).",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer planning role planning needs memory {\n  computed directive: Option<Int> = None\n}\nlayer capability role capability needs planning {\n  computed exposed: Set<Int> = [1]\n}",
+        fix: "Declare `computed exposed: Set<Effect> = [Effect.name, ...]` in the capability layer.";
+
+    UnexposedEffect = "E0807", Error, "effect not gated on the capability",
+        explanation: "Under jit4 the action layer uses only the effects the capability layer exposes: every action of the action layer that emits `game.x` is available only when `Effect.x in exposed`, written as a conjunct of its `available when` condition. The check is what makes the capability module a real constraint: replacing it changes what the harness can do, and nothing else does.",
+        example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer planning role planning needs memory {\n  computed directive: Option<Int> = None\n}\nlayer capability role capability needs planning {\n  computed exposed: Set<Effect> = [Effect.guess]\n}\nlayer act role action needs capability {\n  action guess(cell: Int) {\n    emit game.guess(cell)\n  }\n  decide {\n    guess(0)\n  }\n}",
+        fix: "Gate the action: `available when Effect.x in exposed` (with `and` for other conditions).";
+
     UnusedState = "W0001", Warning, "unused state field",
         explanation: "A state field is never read (patches do not count as reads).",
         example: "layer l {\n  state { n: Int = 0 }\n}",

@@ -22,6 +22,7 @@ pub mod ide;
 pub mod ir;
 pub mod lower;
 pub mod parse;
+pub mod protocol;
 pub mod signatures;
 pub mod split;
 pub mod symbol;

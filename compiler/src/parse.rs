@@ -65,6 +65,13 @@ pub fn parse_chunk(kind: ChunkKind, text: &str) -> ParsedChunk {
     result
 }
 
+/// The diagnostic for a syntax error the grammar's parser reported in the whole text `text`,
+/// with the code and help the checker gives it: for tools that parse a file themselves, such as
+/// the formatter.
+pub fn syntax_error(error: &SyntaxError, text: &str) -> Diagnostic {
+    syntax_diagnostic(error, text, text.len() as u32)
+}
+
 /// The diagnostic for a syntax error in `text`; spans past the chunk's end (the synthetic `}`
 /// closing a layer header) are moved onto the end.
 fn syntax_diagnostic(error: &SyntaxError, text: &str, end: u32) -> Diagnostic {

@@ -30,6 +30,10 @@ use std::sync::Arc;
 
 use crate::types::{RecordTy, Ty};
 
+/// The enum every game's bindings carry, one variant per effect named as the effect: effects
+/// as values, so that a harness can compute the set of effects a layer may use.
+pub const EFFECT_ENUM: &str = "Effect";
+
 /// A parsed function signature.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FnSig {
@@ -254,8 +258,22 @@ impl SignatureSet {
         self
     }
 
-    /// Adds a game's bindings.
-    pub fn game(&mut self, game: GameSig) -> &mut Self {
+    /// Adds a game's bindings, with the enum [`EFFECT_ENUM`] of its effects unless the game
+    /// declares an enum of that name itself.
+    pub fn game(&mut self, mut game: GameSig) -> &mut Self {
+        if !game.enums.iter().any(|e| e.name == EFFECT_ENUM) {
+            let variants = game
+                .effects
+                .iter()
+                .map(|effect| (effect.name.clone(), Vec::new()))
+                .collect();
+            game.enums.push(EnumSig {
+                name: EFFECT_ENUM.to_owned(),
+                variants,
+                doc: "The game's effects as values, one variant per effect under its own name (`Effect.probe` names `game.probe`): what a capability layer exposes.".to_owned(),
+                module: None,
+            });
+        }
         self.games.push(game);
         self
     }

@@ -104,7 +104,7 @@ pub enum Item {
     Fn(FnDecl),
     /// `error CODE = "message"`: a declared failure code for `requires ... else fail CODE`.
     Error(ErrorDecl),
-    /// `layer name needs a, b uses game.e { members }`.
+    /// `layer name role r needs a, b uses game.e { members }`.
     Layer(Layer),
     /// `llm name(params) -> Reply where ... { system "..." user "..." }`: an LLM effect.
     Llm(LlmDecl),
@@ -377,6 +377,9 @@ pub struct Layer {
     pub docs: Docs,
     /// The layer name.
     pub name: Ident,
+    /// The role it declares (`role memory`): a word a protocol gives meaning to, such as the
+    /// four roles of `harness check --protocol jit4`; without a protocol it documents the layer.
+    pub role: Option<Ident>,
     /// The layers it builds on (`needs a, b`).
     pub needs: Vec<Ident>,
     /// The gated game effects it provides (`uses game.simulate, game.read_series`): the names

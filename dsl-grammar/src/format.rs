@@ -1097,6 +1097,10 @@ impl<'t> Printer<'t> {
 
     fn layer(&mut self, it: &Layer) -> Doc {
         let mut head = format!("layer {}", it.name.name);
+        if let Some(role) = &it.role {
+            head.push_str(" role ");
+            head.push_str(&role.name);
+        }
         if !it.needs.is_empty() {
             let needs: Vec<&str> = it.needs.iter().map(|n| n.name.as_str()).collect();
             head.push_str(" needs ");

@@ -1052,10 +1052,23 @@ impl<'t> Parser<'t> {
         })
     }
 
-    /// `layer = "layer" ident ("needs" ident,+)? ("uses" "game" "." ident,+)? "{" member* "}"`
+    /// `layer = "layer" ident ("role" (ident | "action"))? ("needs" ident,+)? ("uses" "game" "." ident,+)?
+    /// "{" member* "}"`; `role` is a contextual word, so it stays usable as a name elsewhere.
     fn parse_layer(&mut self, docs: Docs) -> PResult<Layer> {
         let start = self.bump().span.start;
         let name = self.expect_ident("the layer's name", "after `layer`")?;
+        let role = if self.at_word("role") {
+            self.bump();
+            // `action` is a keyword, and also the name of a role of the jit4 protocol.
+            if self.at(K::KwAction) {
+                let tok = self.bump();
+                Some(self.ident(tok))
+            } else {
+                Some(self.expect_ident("a role name", "after `role`")?)
+            }
+        } else {
+            None
+        };
         let mut needs = Vec::new();
         if self.eat(K::KwNeeds) {
             needs.push(self.expect_ident("a layer name", "after `needs`")?);
@@ -1092,6 +1105,7 @@ impl<'t> Parser<'t> {
         Ok(Layer {
             docs,
             name,
+            role,
             needs,
             uses,
             members,

@@ -7,11 +7,15 @@
 //! - `//~^ ERROR E0101` for the line above (one `^` per line up);
 //! - `//~ WARN W0001` for warnings.
 //!
+//! A case whose text holds a line `//@ protocol NAME` is also checked against that protocol, as
+//! `harness check --protocol NAME` does.
+//!
 //! A case without expectations must check cleanly. Every case also has a sibling insta snapshot
 //! of the rendered diagnostics, which includes the input. The runner is `tests/tests/corpus.rs`.
 
 use std::fmt::Write;
 
+use harness_compiler::protocol::Protocol;
 use harness_compiler::signatures::SignatureSet;
 use harness_compiler::{Diagnostic, Severity, Workspace};
 
@@ -20,11 +24,29 @@ pub fn signatures() -> SignatureSet {
     harness::games::Registry::standard().signatures()
 }
 
-/// Checks one file on its own and returns its diagnostics.
+/// Checks one file on its own and returns its diagnostics; with a `//@ protocol NAME` line,
+/// also those of the protocol.
 pub fn check(path: &str, text: &str) -> Vec<Diagnostic> {
     let mut workspace = Workspace::new(signatures());
     workspace.set_file(path, text);
-    workspace.diagnostics()
+    let mut diagnostics = workspace.diagnostics();
+    if let Some(protocol) = protocol_directive(text) {
+        diagnostics.extend(workspace.protocol_diagnostics(protocol));
+    }
+    diagnostics
+}
+
+/// The protocol a case asks for with a line `//@ protocol NAME`.
+///
+/// # Panics
+/// When the line names no known protocol: the case itself is wrong.
+pub fn protocol_directive(text: &str) -> Option<Protocol> {
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix("//@ protocol "))
+        .map(|name| {
+            Protocol::parse(name.trim())
+                .unwrap_or_else(|| panic!("`//@ protocol {name}` names no protocol"))
+        })
 }
 
 /// One expected or reported finding: the 1-based line, the severity and the code.

@@ -1,14 +1,17 @@
 //! The workspace's integration tests, one module per file beside this one, linked into one binary.
 
 mod battleship_reproduction;
+mod builtin_examples;
 mod corpus;
 mod engine;
 mod fork;
+mod jit;
 mod llm_l4;
 mod llm_rich;
 mod llm_sim;
 mod mci_operator;
 mod registry;
+mod repair;
 mod runtime_layer_isolation;
 mod runtime_search;
 mod runtime_semantics;

@@ -1,6 +1,8 @@
 //! The editor queries on small workspaces, below the language server's JSON-RPC.
 
+use super::edit::{open_call, param_ranges};
 use super::*;
+use crate::signatures::SignatureSet;
 
 const PLANNER: &str = "\
 harness demo.planner
