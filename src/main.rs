@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod ablate_cmd;
 mod check;
+mod evolve_cmd;
 mod fmt_cmd;
 mod games_cmd;
 mod lens_cmd;
@@ -217,6 +218,72 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Evolve harnesses from a bank into an archive: per round, mutate the best references,
+    /// validate and repair the candidates, evaluate the first new valid one on common seeds and,
+    /// in streaming mode, keep it if it matches the incumbent's reward and improves reward,
+    /// latency (turns) or cost (evaluation steps).
+    Evolve {
+        /// The game.
+        #[arg(long)]
+        game: String,
+        /// The bank: a directory whose `.harness` files are the reference harnesses.
+        #[arg(long)]
+        bank: PathBuf,
+        /// The archive folder to write (replaced if it exists).
+        #[arg(long)]
+        archive: PathBuf,
+        /// The candidate generator: `mutate` (seeded offline mutations of one reference) or
+        /// `template` (each role module drawn from the references).
+        #[arg(long, default_value = "mutate")]
+        generator: String,
+        /// `streaming` (the archive's incumbent moves) or `static` (the bank's stays).
+        #[arg(long, default_value = "streaming")]
+        mode: String,
+        /// Rounds.
+        #[arg(long, default_value_t = 12)]
+        rounds: usize,
+        /// Candidates per round.
+        #[arg(long, default_value_t = 3)]
+        candidates: usize,
+        /// References per round.
+        #[arg(long, default_value_t = 3)]
+        refs: usize,
+        /// The most repair rounds per candidate.
+        #[arg(long, default_value_t = 2)]
+        repair_rounds: usize,
+        /// The instances every candidate is evaluated on (default: the game's first set).
+        #[arg(long)]
+        instances: Option<String>,
+        /// Seeds per instance (0..N).
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+        /// The generator's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The metric whose mean is the reward.
+        #[arg(long, default_value = "score")]
+        reward: String,
+        /// Worker threads (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+    },
+    /// Read an evolution archive: `list`, `show ID`, `frontier` (the non-dominated entries over
+    /// reward, turns and steps), `verify` (re-check every retention decision), `compare --with
+    /// ARCH2` (the two runs' selected rewards round by round).
+    Archive {
+        /// list, show, frontier, verify or compare.
+        view: String,
+        /// The archive folder.
+        archive: PathBuf,
+        /// The entry (`show`), by id or a prefix of it.
+        id: Option<String>,
+        /// The second archive (`compare`).
+        #[arg(long)]
+        with: Option<PathBuf>,
+        /// Also draw the comparison as an SVG figure (`compare`).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
     /// Format `.harness` files in place, or check that they are formatted.
     Fmt {
         /// Print what would change, as a unified diff per file, and exit 1 if anything would;
@@ -385,6 +452,70 @@ fn run_cli(cli: Cli) -> ExitCode {
             max_turns,
             format,
         }),
+        Command::Evolve {
+            game,
+            bank,
+            archive,
+            generator,
+            mode,
+            rounds,
+            candidates,
+            refs,
+            repair_rounds,
+            instances,
+            seeds,
+            seed,
+            reward,
+            jobs,
+        } => {
+            let generator = match generator.as_str() {
+                "mutate" => harness::evolve::Generator::Mutate,
+                "template" => harness::evolve::Generator::Template,
+                other => {
+                    eprintln!(
+                        "error: the generator `{other}` is not built; use `mutate` or `template`"
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mode = match mode.as_str() {
+                "streaming" => harness::evolve::Mode::Streaming,
+                "static" => harness::evolve::Mode::Static,
+                other => {
+                    eprintln!("error: `{other}` is not a mode; use `streaming` or `static`");
+                    return ExitCode::FAILURE;
+                }
+            };
+            evolve_cmd::evolve_run(&evolve_cmd::EvolveArgs {
+                game: &game,
+                bank: &bank,
+                archive: &archive,
+                mode,
+                generator,
+                rounds,
+                candidates,
+                refs,
+                repair_rounds,
+                instances: instances.as_deref(),
+                seeds,
+                seed,
+                reward: &reward,
+                jobs,
+            })
+        }
+        Command::Archive {
+            view,
+            archive,
+            id,
+            with,
+            plot,
+        } => evolve_cmd::archive_run(
+            &view,
+            &archive,
+            id.as_deref(),
+            with.as_ref(),
+            plot.as_deref(),
+        ),
         Command::Patch {
             path,
             patch,

@@ -252,7 +252,17 @@ impl<'m> Eval<'m> {
                 self.give(callee);
                 result
             }
-            ExprKind::CallBuiltin { name, args } => self.builtin(snap, frame, name, args, span),
+            ExprKind::CallBuiltin { name, args } => {
+                let value = self.builtin(snap, frame, name, args, span)?;
+                // A generic numeric builtin over an empty collection (`[].sum()` of a
+                // `List<Float>`) sees no element to tell `Int` from `Float` and answers the
+                // integer zero; the call's checked type says which it is.
+                match (value, &e.ty) {
+                    (Value::Int(n), Ty::Float) => Value::float(n as f64)
+                        .ok_or_else(|| internal(span, "a non-finite conversion")),
+                    (value, _) => Ok(value),
+                }
+            }
             ExprKind::Closure { params, body } => {
                 self.closures.push(ClosureDef::Lambda(params, body));
                 Ok(Value::Closure((self.closures.len() - 1) as u32))

@@ -213,3 +213,20 @@ fn the_report_reads_back_as_written() {
     assert_eq!(value["stage"], "check");
     assert_eq!(value["diagnostics"][0]["code"], "E0101");
 }
+
+#[test]
+fn an_empty_float_sum_is_a_float() {
+    // `sum` over an empty `List<Float>` has no element to say it is a float; the smoke episode
+    // would stop with an internal error (R0012) if the runtime answered the integer zero.
+    let sources = edited(
+        "empty_sum",
+        "hi: Int = game.cells - 1",
+        "hi: Int = game.cells - 1 + range(0, 0).map(|t| 1.0).sum().round()",
+    );
+    let report = validate(
+        &Registry::standard(),
+        &sources,
+        &options("search", Some(("n16-p10", 0))),
+    );
+    assert!(report.valid, "{report:#?}");
+}

@@ -4,6 +4,7 @@ mod battleship_reproduction;
 mod builtin_examples;
 mod corpus;
 mod engine;
+mod evolve;
 mod fork;
 mod jit;
 mod llm_l4;
