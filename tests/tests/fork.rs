@@ -5,7 +5,9 @@
 //! Null intervention: two branches reseeded with one salt, one taking the decide phase's
 //! decision and one forced to take that same decision, end with equal metrics, and their traces
 //! differ only in the checkpoint's `chosen` versus `forced` event. Replicates: one salt gives
-//! identical branches, and different salts give different continuations.
+//! identical branches, and different salts give different continuations. The repair game's
+//! harness also checks that its `interventions` layer is inert and that its `arco` layer acts
+//! on the advantage table it is given.
 
 use std::sync::Arc;
 
@@ -25,6 +27,26 @@ struct Setup {
 }
 
 fn setup(game: &str, harness: Option<&str>, instance: &'static str, set: &[(&str, &str)]) -> Setup {
+    setup_with(
+        game,
+        harness,
+        instance,
+        Switches {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Switches::default()
+        },
+    )
+}
+
+fn setup_with(
+    game: &str,
+    harness: Option<&str>,
+    instance: &'static str,
+    switches: Switches,
+) -> Setup {
     let registry = Registry::standard();
     let kind = registry.get(game).unwrap_or_else(|e| panic!("{e}"));
     let path = harness.map(|h| format!("{}/../{h}", env!("CARGO_MANIFEST_DIR")));
@@ -33,13 +55,6 @@ fn setup(game: &str, harness: Option<&str>, instance: &'static str, set: &[(&str
         compile(&registry, &sources, None).unwrap_or_else(|e| panic!("{e}"));
     let mut natives = harness_stdlib::prelude::natives();
     natives.extend(&kind.natives());
-    let switches = Switches {
-        set: set
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..Switches::default()
-    };
     let machine = Machine::new(program, natives, &switches, Limits::default())
         .unwrap_or_else(|e| panic!("{}", e.message));
     Setup {
@@ -246,4 +261,107 @@ fn fork_refuses_what_cannot_be_forced() {
     // A refused force leaves the checkpoint as it was.
     assert!(run.is_paused());
     assert_eq!(record(&run.finish()), record(&setup.unforked(0)));
+}
+
+/// The repair harness with these layers (all when `None`) and this advantage table.
+fn repair_with(layers: Option<&[&str]>, advantages: serde_json::Value) -> Setup {
+    setup_with(
+        "repair",
+        Some("harnesses/chill/repair"),
+        "m16-f2-n20-s10",
+        Switches {
+            layers: layers.map(|l| l.iter().map(|s| s.to_string()).collect()),
+            set_json: vec![("advantages".to_string(), advantages)],
+            ..Switches::default()
+        },
+    )
+}
+
+fn repair() -> Setup {
+    repair_with(None, serde_json::json!({}))
+}
+
+#[test]
+fn fork_repair_continues_byte_for_byte() {
+    fidelity(&repair(), 0..20);
+}
+
+#[test]
+fn fork_repair_null_intervention_changes_nothing() {
+    null_intervention(&repair(), 0..10);
+}
+
+#[test]
+fn fork_repair_salts_are_replicates() {
+    let (varied, total) = distinct_continuations(&repair(), 0..10);
+    assert!(
+        2 * varied >= total,
+        "only {varied} of {total} checkpoints vary"
+    );
+}
+
+/// The actions an episode chose, in order, with their arguments.
+fn chosen(result: &EpisodeResult) -> Vec<String> {
+    result
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Chosen { action, args, .. } => Some(format!("{action}{args:?}")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn repair_interventions_and_an_empty_table_change_no_move() {
+    let base = repair_with(Some(&["base"]), serde_json::json!({}));
+    let inert = repair_with(Some(&["base", "interventions"]), serde_json::json!({}));
+    let all = repair();
+    for seed in 0..10 {
+        let expected = base.unforked(seed);
+        assert!(expected.error.is_none(), "{:?}", expected.error);
+        for other in [&inert, &all] {
+            let result = other.unforked(seed);
+            assert_eq!(chosen(&result), chosen(&expected), "seed {seed}");
+            assert_eq!(result.metrics, expected.metrics, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn repair_arco_restarts_stalled_tools_when_the_table_says_it_pays() {
+    // Every context in which the tools are stalled, with a clear advantage for `recover`.
+    let mut table = serde_json::Map::new();
+    for phase in ["sweep", "final", "review"] {
+        for repeat in ["repeat", "new"] {
+            for ambiguity in ["sure", "unsure", "none"] {
+                for third in 0..3 {
+                    table.insert(
+                        format!("{phase}|stalled|{repeat}|{ambiguity}|t{third}|recover"),
+                        serde_json::json!(0.5),
+                    );
+                }
+            }
+        }
+    }
+    let with_table = repair_with(None, serde_json::Value::Object(table));
+    let without = repair();
+    let count = |setup: &Setup, action: &str| {
+        (0..10)
+            .map(|seed| {
+                chosen(&setup.unforked(seed))
+                    .iter()
+                    .filter(|c| c.starts_with(&format!("{action}[")))
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    assert!(count(&without, "restart") > 0, "the instance stalls");
+    assert_eq!(count(&without, "recover"), 0);
+    assert!(count(&with_table, "recover") > 0);
+    assert_eq!(
+        count(&with_table, "restart"),
+        0,
+        "every stall is recovered at once"
+    );
 }
