@@ -23,10 +23,10 @@ use harness_runtime::{
 struct Setup {
     kind: Arc<dyn GameKind>,
     machine: Machine,
-    instance: &'static str,
+    instance: String,
 }
 
-fn setup(game: &str, harness: Option<&str>, instance: &'static str, set: &[(&str, &str)]) -> Setup {
+fn setup(game: &str, harness: Option<&str>, instance: &str, set: &[(&str, &str)]) -> Setup {
     setup_with(
         game,
         harness,
@@ -41,12 +41,7 @@ fn setup(game: &str, harness: Option<&str>, instance: &'static str, set: &[(&str
     )
 }
 
-fn setup_with(
-    game: &str,
-    harness: Option<&str>,
-    instance: &'static str,
-    switches: Switches,
-) -> Setup {
+fn setup_with(game: &str, harness: Option<&str>, instance: &str, switches: Switches) -> Setup {
     let registry = Registry::standard();
     let kind = registry.get(game).unwrap_or_else(|e| panic!("{e}"));
     let path = harness.map(|h| format!("{}/../{h}", env!("CARGO_MANIFEST_DIR")));
@@ -60,7 +55,7 @@ fn setup_with(
     Setup {
         kind,
         machine,
-        instance,
+        instance: instance.to_string(),
     }
 }
 
@@ -68,7 +63,7 @@ impl Setup {
     fn game(&self, seed: u64) -> Box<dyn harness_runtime::Game> {
         self.kind
             .start(
-                self.instance,
+                &self.instance,
                 &GameOptions::default(),
                 &RngStreams::new(seed),
             )
@@ -211,6 +206,31 @@ fn search() -> Setup {
 
 fn battleship() -> Setup {
     setup("battleship", None, "B03", &[("particles", "60")])
+}
+
+/// The first instance of a game without randomness after its start (MCI, the procedures),
+/// with a harness of its own.
+fn deterministic(game: &str, harness: &str) -> Setup {
+    let first = Registry::standard()
+        .get(game)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .instances()
+        .remove(0);
+    setup(game, Some(harness), &first, &[])
+}
+
+#[test]
+fn fork_deterministic_games_continue_byte_for_byte() {
+    for (game, harness) in [
+        ("cooling", "harnesses/mci/cooling/operator"),
+        ("grid", "harnesses/mci/grid/operator"),
+        ("finance_ecl", "harnesses/det/finance_ecl.harness"),
+        ("legal_clause", "harnesses/det/legal_clause.harness"),
+    ] {
+        let setup = deterministic(game, harness);
+        fidelity(&setup, 0..2);
+        null_intervention(&setup, 0..1);
+    }
 }
 
 #[test]

@@ -17,7 +17,8 @@
 //! - With probability `s` per effect the tools stall: the effect does nothing and answers
 //!   `empty()`, and so does every later effect until `reset()` (answered `ready()`). `reset`
 //!   and `submit` never stall.
-//! - Every effect is a turn; after 150 the episode is over, unsolved unless it was submitted.
+//! - Every effect counts (the metric `effects`); after 150 the episode is over, unsolved
+//!   unless it was submitted.
 //! - The simulated main-agent tokens `tokens_env` are 400 + 60·turn per effect, 1500 + 60·turn
 //!   for `run_tests` (the test log is long and the context grows).
 //!
@@ -99,11 +100,11 @@ pub fn manifest() -> GameManifest {
                 "Simulated main-agent tokens: 400 + 60·turn per effect, 1500 + 60·turn for tests.",
             ),
             MetricSpec::new(
-                "turns",
+                "effects",
                 Count,
                 Lower,
                 Cost,
-                "Effects sent (the cap is 150).",
+                "Effects sent, stalled ones included (the cap is 150).",
             ),
             MetricSpec::new(
                 "regressions",
@@ -441,7 +442,7 @@ impl Game for Episode {
                 Value::Bool(self.verdict == Some(true)),
             ),
             ("submitted".to_string(), Value::Bool(self.verdict.is_some())),
-            ("turns".to_string(), Value::Int(self.turn)),
+            ("effects".to_string(), Value::Int(self.turn)),
             ("regressions".to_string(), Value::Int(self.regressions)),
             ("tokens_env".to_string(), Value::Int(self.tokens)),
         ])
@@ -533,7 +534,7 @@ mod tests {
                 .is_err()
         );
         assert!(game.apply(&effect("jump", vec![])).is_err());
-        assert_eq!(game.metrics()["turns"], Value::Int(0));
+        assert_eq!(game.metrics()["effects"], Value::Int(0));
     }
 
     #[test]
