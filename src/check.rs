@@ -5,12 +5,22 @@ use std::process::ExitCode;
 
 use harness_compiler::Workspace;
 use harness_compiler::codes::Code;
+use harness_compiler::cost::{self, CostReport};
 use harness_compiler::protocol::Protocol;
 use harness_runtime::ErrorCode as RuntimeCode;
 use serde_json::{Value, json};
 
 use crate::Format;
 use crate::render;
+
+/// What `harness check` does with the cost bound of a turn.
+#[derive(Clone, Copy, Debug)]
+pub struct Cost {
+    /// Print every module's bound per phase.
+    pub report: bool,
+    /// The limit past which a phase's bound is E0901.
+    pub limit: u64,
+}
 
 /// Parses the value of `--protocol`.
 pub fn parse_protocol(name: &str) -> Result<Protocol, String> {
@@ -21,9 +31,15 @@ pub fn parse_protocol(name: &str) -> Result<Protocol, String> {
 }
 
 /// Loads the files, checks them (and, with a protocol, checks it too) and prints the
-/// diagnostics. With `quiet`, only errors are printed (in either format), without the summary
-/// line.
-pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Protocol>) -> ExitCode {
+/// diagnostics; with `cost.report`, each module's cost bound per turn phase too. With `quiet`,
+/// only errors are printed (in either format), without the summary line.
+pub fn run(
+    paths: &[PathBuf],
+    format: Format,
+    quiet: bool,
+    protocol: Option<Protocol>,
+    cost: Cost,
+) -> ExitCode {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -32,6 +48,7 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Prot
     files.sort();
     files.dedup();
     let mut workspace = Workspace::new(harness::games::Registry::standard().signatures());
+    workspace.set_cost_limit(cost.limit);
     for file in &files {
         match std::fs::read(file) {
             // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
@@ -61,7 +78,20 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Prot
     match format {
         Format::Human if quiet => render::diagnostics(&shown),
         Format::Human => render::human(&shown, files.len()),
+        Format::Json if cost.report => println!(
+            "{}",
+            serde_json::json!({
+                "diagnostics": serde_json::from_str::<serde_json::Value>(&render::json(&shown))
+                    .unwrap_or_default(),
+                "cost": cost_reports(&workspace).iter().map(cost_json).collect::<Vec<_>>(),
+            })
+        ),
         Format::Json => println!("{}", render::json(&shown)),
+    }
+    if cost.report && format == Format::Human {
+        for report in cost_reports(&workspace) {
+            print!("{}", cost_text(&report));
+        }
     }
     // The process ends here: freeing every memo table one by one would only delay the exit.
     std::mem::forget(workspace);
@@ -70,6 +100,73 @@ pub fn run(paths: &[PathBuf], format: Format, quiet: bool, protocol: Option<Prot
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The cost reports of the workspace's modules that check, in module order.
+fn cost_reports(workspace: &Workspace) -> Vec<CostReport> {
+    let mut modules = workspace.modules();
+    modules.sort();
+    modules
+        .iter()
+        .filter_map(|(module, _)| workspace.cost(module).ok())
+        .collect()
+}
+
+/// A cost report as a table: one line per phase, then what leaves a phase unbounded.
+fn cost_text(report: &CostReport) -> String {
+    let mut out = format!(
+        "cost of a turn of {} (every layer on; limit {} steps per phase)\n",
+        report.module,
+        cost::show(report.limit)
+    );
+    for phase in &report.phases {
+        let verdict = if phase.steps == cost::UNBOUNDED {
+            "  (unbounded: the runtime budgets end such a turn)"
+        } else if phase.steps > report.limit {
+            "  OVER THE LIMIT (E0901)"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  {:<8} {:>10} steps  {:>6} previews{verdict}\n",
+            phase.phase,
+            cost::show(phase.steps),
+            cost::show(phase.previews),
+        ));
+    }
+    out.push_str(&format!(
+        "  {:<8} {:>10} steps\n",
+        "turn",
+        cost::show(report.turn)
+    ));
+    let mut reasons: Vec<&String> = report.phases.iter().flat_map(|p| &p.unbounded).collect();
+    reasons.sort();
+    reasons.dedup();
+    for reason in reasons {
+        out.push_str(&format!("  unbounded by {reason}\n"));
+    }
+    out
+}
+
+fn cost_json(report: &CostReport) -> serde_json::Value {
+    let steps = |n: u64| {
+        if n == cost::UNBOUNDED {
+            serde_json::Value::Null
+        } else {
+            serde_json::Value::from(n)
+        }
+    };
+    serde_json::json!({
+        "module": report.module,
+        "limit": report.limit,
+        "turn": steps(report.turn),
+        "phases": report.phases.iter().map(|p| serde_json::json!({
+            "phase": p.phase,
+            "steps": steps(p.steps),
+            "previews": steps(p.previews),
+            "unbounded_by": p.unbounded,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// Prints a code's explanation page, or the list of codes.

@@ -31,19 +31,28 @@ fn fail(message: String) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Each `.harness` file under the bank directory is one reference harness.
+/// The reference harnesses of a bank directory: each `.harness` file directly in it is one
+/// harness, and each subdirectory is one harness of all the `.harness` files under it (a
+/// harness cut into one file per role, for example).
 fn bank(dir: &Path) -> Result<Vec<Sources>, String> {
-    let files = read_sources(dir)?;
-    Ok(files
-        .into_iter()
-        .map(|(path, text)| Sources {
-            name: Path::new(&path)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| path.clone()),
-            files: vec![(path, text)],
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "harness"))
+        .collect();
+    entries.sort();
+    entries
+        .iter()
+        .map(|path| {
+            Ok(Sources {
+                name: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                files: read_sources(path)?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Runs the evolution and writes the archive.

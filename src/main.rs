@@ -43,6 +43,14 @@ enum Command {
         /// Print only the errors, without warnings or the summary line.
         #[arg(long, short)]
         quiet: bool,
+        /// Also print each module's cost bound per turn phase (steps and `sim.next` previews),
+        /// with what leaves a phase unbounded.
+        #[arg(long)]
+        cost: bool,
+        /// The limit on a turn phase's cost bound in steps; a phase bounded above it is E0901
+        /// (default: the interpreter's step budget per turn).
+        #[arg(long, value_name = "STEPS", default_value_t = harness_compiler::cost::DEFAULT_LIMIT)]
+        cost_limit: u64,
         /// Also enforce a harness protocol on every top module: `jit4` (roles memory,
         /// planning, capability, action; codes E0801-E0807).
         #[arg(long, value_parser = check::parse_protocol)]
@@ -384,7 +392,7 @@ pub(crate) fn parse_setting(text: &str) -> Result<(String, String), String> {
 
 /// Output formats of `harness check`, `harness explain`, `harness fmt`, `harness map` and
 /// `harness provision`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// Rendered for a terminal.
     Human,
@@ -434,7 +442,18 @@ fn run_cli(cli: Cli) -> ExitCode {
             format,
             quiet,
             protocol,
-        } => check::run(&paths, format, quiet, protocol),
+            cost,
+            cost_limit,
+        } => check::run(
+            &paths,
+            format,
+            quiet,
+            protocol,
+            check::Cost {
+                report: cost,
+                limit: cost_limit,
+            },
+        ),
         Command::Validate {
             path,
             game,

@@ -477,6 +477,11 @@ codes! {
         example: "//@ protocol jit4\nuse game search\nlayer memory role memory {\n}\nlayer planning role planning needs memory {\n  computed directive: Option<Int> = None\n}\nlayer capability role capability needs planning {\n  computed exposed: Set<Effect> = [Effect.guess]\n}\nlayer act role action needs capability {\n  action guess(cell: Int) {\n    emit game.guess(cell)\n  }\n  decide {\n    guess(0)\n  }\n}",
         fix: "Gate the action: `available when Effect.x in exposed` (with `and` for other conditions).";
 
+    CostOverLimit = "E0901", Error, "the work of a turn phase is over the limit",
+        explanation: "The checker bounds the work of each phase of a turn (observe, reflect, revise, decide, act) from the program alone: literal ranges, the declared ranges of config entries and tunables, the sizes games declare for their queries, and `sim.next` fan-out. A builtin that takes a closure runs it once per element of its receiver, so nested aggregates multiply. When a phase's bound passes the limit (by default 50,000,000 steps, the interpreter's step budget per turn; `harness check --cost-limit N` changes it), the program is rejected at the smallest expression whose own bound passes it, instead of running for hours. `harness check --cost` prints the bound of every phase.",
+        example: "layer l {\n  computed n: Int = range(0, 1000000).map(|i| range(0, 1000000).sum()).sum()\n}",
+        fix: "Make the aggregate smaller (a shorter range, fewer candidates, fewer previews), aggregate once instead of once per element, or raise the limit with `--cost-limit` if the work is intended.";
+
     UnusedState = "W0001", Warning, "unused state field",
         explanation: "A state field is never read (patches do not count as reads).",
         example: "layer l {\n  state { n: Int = 0 }\n}",

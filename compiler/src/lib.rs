@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod codes;
+pub mod cost;
 pub mod db;
 pub mod diagnostic;
 pub mod env;

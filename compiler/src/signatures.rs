@@ -173,6 +173,9 @@ pub struct GameSig {
     /// Gated effects: only a layer that declares `uses game.<name>`, or a layer that needs
     /// one, may emit them (a level of a provisioning ladder, for example).
     pub gated: Vec<String>,
+    /// Declared bounds of queries, for the cost bound of a turn ([`crate::cost`]): the most
+    /// elements a collection query returns, or the largest value of an `Int` one.
+    pub bounds: Vec<(String, u64)>,
     /// Signature strings that failed to parse (a bug in the bindings, reported as an internal
     /// error by the checker).
     pub problems: Vec<String>,
@@ -371,6 +374,21 @@ impl GameSig {
             Ok(query) => self.queries.push(query),
             Err(problem) => self.problems.push(problem),
         }
+        self
+    }
+
+    /// Declares a bound of the query `name`: the most elements its collection holds, or for an
+    /// `Int` query its largest value (its least is taken to be 0). The checker's cost bound of a
+    /// turn ([`crate::cost`]) uses it; a query without one counts as unbounded there.
+    pub fn bound(&mut self, name: &str, max: u64) -> &mut Self {
+        if !self.queries.iter().any(|q| q.name == name) {
+            self.problems.push(format!(
+                "`{name}` is bounded but is not a query of `{}`",
+                self.name
+            ));
+        }
+        self.bounds.retain(|(n, _)| n != name);
+        self.bounds.push((name.to_owned(), max));
         self
     }
 

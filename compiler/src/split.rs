@@ -61,7 +61,13 @@ pub fn split(text: &str) -> Split {
     let mut doc_start: Option<usize> = None;
     // True right after a `.` token: a keyword-like word there is a field or method name.
     let mut after_dot = false;
-    let mut i = 0;
+    // A byte-order mark that some editors write is trivia, as the lexer treats it; left here it
+    // would start a chunk of its own before the header.
+    let mut i = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
     while i < bytes.len() {
         let c = bytes[i];
         if c.is_ascii_whitespace() {
@@ -144,14 +150,19 @@ pub fn split(text: &str) -> Split {
     }
 
     let mut chunks = Vec::new();
+    // Both lists are in text order, so the first layer end at or after a chunk's start is found
+    // by moving one cursor along, not by searching from the first layer each time.
+    let mut next_end = 0;
     for (index, &(start, kind)) in boundaries.iter().enumerate() {
         let mut end = boundaries
             .get(index + 1)
             .map_or(text.len(), |&(next, _)| next);
+        while layer_ends.get(next_end).is_some_and(|&close| close < start) {
+            next_end += 1;
+        }
         if kind == ChunkKind::Member
-            && let Some(&close) = layer_ends
-                .iter()
-                .find(|&&close| close >= start && close < end)
+            && let Some(&close) = layer_ends.get(next_end)
+            && close < end
         {
             end = close;
         }
@@ -223,5 +234,13 @@ mod tests {
         assert!(split("layer l {\n  state { n: Int = 0 }\n").unclosed_layer);
         assert!(!split("layer l {\n  state { n: Int = 0 }\n}\n").unclosed_layer);
         assert!(!split("const S: String = \"layer l {\"\n").unclosed_layer);
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_no_chunk() {
+        let chunks = split("\u{feff}harness a\nconst N: Int = 1\n").chunks;
+        let kinds: Vec<_> = chunks.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [ChunkKind::Header, ChunkKind::Item]);
+        assert_eq!(chunks[0].offset, 3);
     }
 }

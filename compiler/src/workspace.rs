@@ -27,6 +27,9 @@ pub struct Workspace {
     db: Database,
     inputs: Inputs,
     files: BTreeMap<String, SourceFile>,
+    /// The limit on a turn phase's cost bound, past which [`Workspace::diagnostics`] reports
+    /// E0901.
+    cost_limit: u64,
 }
 
 impl Workspace {
@@ -47,6 +50,106 @@ impl Workspace {
             db,
             inputs,
             files: BTreeMap::new(),
+            cost_limit: crate::cost::DEFAULT_LIMIT,
+        }
+    }
+
+    /// Sets the limit on a turn phase's cost bound (see [`crate::cost`]); by default
+    /// [`crate::cost::DEFAULT_LIMIT`].
+    pub fn set_cost_limit(&mut self, limit: u64) {
+        self.cost_limit = limit;
+    }
+
+    /// The cost bound of a module's turn, per phase; the module's errors when it has any.
+    pub fn cost(&self, module: &str) -> Result<crate::cost::CostReport, Vec<Diagnostic>> {
+        let program = self.program(module)?;
+        let env = db::environment(&self.db, self.inputs);
+        let bounds = env
+            .scopes
+            .get(module)
+            .and_then(|scope| scope.game.as_ref())
+            .map(|game| game.bounds.iter().cloned().collect())
+            .unwrap_or_default();
+        guard(module, || {
+            crate::cost::analyse(&program, &bounds, self.cost_limit)
+        })
+        .map_err(|internal| vec![*internal])
+    }
+
+    /// E0901 for every module whose turn has a phase bounded above the limit, at the
+    /// expressions whose own bound passes it.
+    fn cost_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for (module, path) in self.modules() {
+            let Ok(report) = self.cost(&module) else {
+                continue;
+            };
+            let Ok(program) = self.program(&module) else {
+                continue;
+            };
+            let limit = crate::cost::show(report.limit);
+            for (span, steps) in &report.over {
+                let file = program
+                    .files
+                    .get(span.file as usize)
+                    .cloned()
+                    .unwrap_or_else(|| path.clone());
+                if !seen.insert((file.clone(), span.start, span.end, "")) {
+                    continue;
+                }
+                out.push(
+                    self.sourced(
+                        &file,
+                        Diagnostic::new(
+                            crate::codes::Code::CostOverLimit,
+                            Span::new(span.start as usize, span.end as usize),
+                            format!(
+                                "this expression's work is bounded by {} steps per turn, over the \
+                             limit of {limit}",
+                                crate::cost::show(*steps)
+                            ),
+                        )
+                        .help(
+                            "make the aggregate smaller or aggregate once instead of once per \
+                         element; `harness check --cost` shows the bound of each phase",
+                        ),
+                    ),
+                );
+            }
+            for phase in report.over_limit().filter(|p| p.over.is_empty()) {
+                // Many parts, none over the limit alone: the module is the culprit.
+                if seen.insert((path.clone(), 0, 0, phase.phase)) {
+                    out.push(
+                        self.sourced(
+                            &path,
+                            Diagnostic::new(
+                                crate::codes::Code::CostOverLimit,
+                                Span::new(0, 0),
+                                format!(
+                                    "the {} phase of a turn of `{module}` is bounded by {} steps, \
+                                 over the limit of {limit}",
+                                    phase.phase,
+                                    crate::cost::show(phase.steps)
+                                ),
+                            )
+                            .help("`harness check --cost` shows the bound of each phase"),
+                        ),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// A diagnostic placed in a loaded file, with its text attached for rendering.
+    fn sourced(&self, path: &str, diagnostic: Diagnostic) -> Diagnostic {
+        let diagnostic = diagnostic.in_file(path);
+        match self.text(path) {
+            Some(text) => {
+                diagnostic.with_source(crate::diagnostic::SourceText::new(path.to_owned(), text))
+            }
+            None => diagnostic,
         }
     }
 
@@ -141,6 +244,8 @@ impl Workspace {
         for path in self.files.keys() {
             out.extend(self.file_diagnostics(path));
         }
+        // The cost bound needs a checked program: modules with errors are skipped.
+        out.extend(self.cost_diagnostics());
         out
     }
 

@@ -44,11 +44,13 @@ pub enum ErrorCode {
     BadSwitch,
     /// `R0017`: a patch moved a state field governed by a `machine` along no declared edge.
     BadTransition,
+    /// `R0018`: the per-turn memory budget ran out.
+    MemoryExhausted,
 }
 
 impl ErrorCode {
     /// Every kind, in code order.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::Overflow,
         ErrorCode::DivisionByZero,
         ErrorCode::IndexOutOfRange,
@@ -66,6 +68,7 @@ impl ErrorCode {
         ErrorCode::Unavailable,
         ErrorCode::BadSwitch,
         ErrorCode::BadTransition,
+        ErrorCode::MemoryExhausted,
     ];
 
     /// The kind with this stable code.
@@ -127,8 +130,11 @@ impl ErrorCode {
             ErrorCode::BudgetExhausted => (
                 "evaluation budget exhausted",
                 "A turn used more evaluation steps than the per-turn budget allows (a large \
-                 `range`, a nested loop over a game collection, many previews).\n\nFix: make the turn's \
-                 work smaller, for example by sampling fewer particles.",
+                 `range`, a nested loop over a game collection, many previews). Every evaluated \
+                 node is a step, and so is every element a builtin walks or builds (`range`, \
+                 `map`, `sum`, `to_json`...), so an aggregate over a million elements costs a \
+                 million steps. `harness check --cost` prints the static bound of each phase.\n\n\
+                 Fix: make the turn's work smaller, for example by sampling fewer particles.",
             ),
             ErrorCode::NestedPreview => (
                 "`sim.next` inside a preview",
@@ -178,6 +184,15 @@ impl ErrorCode {
                  this one was computed).\n\nFix: add the edge to the machine, or guard the patch \
                  so that it only runs from a state that has the edge.",
             ),
+            ErrorCode::MemoryExhausted => (
+                "memory budget exhausted",
+                "A turn built more collections and strings than the per-turn memory budget \
+                 allows (256 MiB by default, summed over the turn): lists from `range` and `map`, \
+                 a `to_json` or `to_string` of a large value, a string doubled over and over. The \
+                 turn ends here instead of exhausting the machine's memory.\n\nFix: build \
+                 smaller values per turn, for example by aggregating with `sum` or `count` \
+                 instead of materialising a list, or by passing less state to `to_json`.",
+            ),
         }
     }
 
@@ -201,6 +216,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "R0015",
             ErrorCode::BadSwitch => "R0016",
             ErrorCode::BadTransition => "R0017",
+            ErrorCode::MemoryExhausted => "R0018",
         }
     }
 }

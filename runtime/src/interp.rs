@@ -81,6 +81,12 @@ pub(crate) struct Eval<'m> {
     m: &'m Machine,
     game: &'m dyn Game,
     steps: u64,
+    /// The elements builtins walked and built this turn: counted against the step budget
+    /// together with `steps`, but kept apart so that the steps a trace records stay the
+    /// evaluated nodes alone.
+    work: u64,
+    /// The bytes of collections and strings built this turn, against the memory budget.
+    memory: u64,
     /// The `sim.next` previews made.
     previews: u64,
     /// The steps and previews already handed to the episode's cost accounting.
@@ -124,6 +130,8 @@ impl<'m> Eval<'m> {
             m,
             game,
             steps: 0,
+            work: 0,
+            memory: 0,
             previews: 0,
             counted: (0, 0),
             closures: Vec::new(),
@@ -153,7 +161,7 @@ impl<'m> Eval<'m> {
 
     fn tick(&mut self, span: SrcSpan) -> RtResult<()> {
         self.steps += 1;
-        if self.steps > self.m.budget {
+        if self.steps + self.work > self.m.budget {
             return Err(RuntimeError::new(
                 ErrorCode::BudgetExhausted,
                 span,
@@ -165,6 +173,52 @@ impl<'m> Eval<'m> {
             ));
         }
         Ok(())
+    }
+
+    /// Counts the elements a builtin, literal or operator walked or built against the step
+    /// budget, and the bytes it built against the memory budget.
+    fn charge(&mut self, elements: u64, bytes: u64, span: SrcSpan) -> RtResult<()> {
+        self.work = self.work.saturating_add(elements);
+        if self.steps.saturating_add(self.work) > self.m.budget {
+            return Err(RuntimeError::new(
+                ErrorCode::BudgetExhausted,
+                span,
+                format!(
+                    "the evaluation budget of {} steps per turn ran out here (the elements \
+                     builtins walk and build count as steps); reduce the work per turn (smaller \
+                     ranges and collections, fewer previews) or raise the budget",
+                    self.m.budget
+                ),
+            ));
+        }
+        self.memory = self.memory.saturating_add(bytes);
+        if self.memory > self.m.limits.memory_per_turn {
+            return Err(RuntimeError::new(
+                ErrorCode::MemoryExhausted,
+                span,
+                format!(
+                    "the memory budget of {} bytes per turn ran out here; build smaller \
+                     collections and strings per turn",
+                    self.m.limits.memory_per_turn
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Charges a value just built: its elements (or bytes, for a string) as work and its shallow
+    /// size as memory.
+    fn charge_built(&mut self, v: &Value, span: SrcSpan) -> RtResult<()> {
+        let (elements, bytes) = built_size(v);
+        if elements == 0 {
+            return Ok(());
+        }
+        self.charge(elements, bytes, span)
+    }
+
+    /// The bytes the memory budget has left this turn.
+    fn memory_left(&self) -> u64 {
+        self.m.limits.memory_per_turn.saturating_sub(self.memory)
     }
 
     fn dep(&mut self, i: usize) {
@@ -291,10 +345,16 @@ impl<'m> Eval<'m> {
                     other => Err(internal(span, format!("record literal of type {other}"))),
                 }
             }
-            ExprKind::List(items) => Ok(Value::list(self.exprs(snap, frame, items)?)),
+            ExprKind::List(items) => {
+                let v = Value::list(self.exprs(snap, frame, items)?);
+                self.charge_built(&v, span)?;
+                Ok(v)
+            }
             ExprKind::Set(items) => {
                 let items: BTreeSet<Value> = self.exprs(snap, frame, items)?.into_iter().collect();
-                Ok(Value::Set(Arc::new(items)))
+                let v = Value::Set(Arc::new(items));
+                self.charge_built(&v, span)?;
+                Ok(v)
             }
             ExprKind::EmptyMap => Ok(Value::Map(Arc::default())),
             ExprKind::Field(base, index) => match self.expr(snap, frame, base)? {
@@ -324,7 +384,19 @@ impl<'m> Eval<'m> {
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(snap, frame, a)?;
                 let b = self.expr(snap, frame, b)?;
-                ops::binary(*op, a, b, span)
+                // Only `+` builds (concatenated strings and lists); `in` and `==` walk.
+                let walked = match op {
+                    BinaryOp::Add => 0,
+                    _ => built_size(&a).0.max(built_size(&b).0),
+                };
+                if walked > 0 {
+                    self.charge(walked, 0, span)?;
+                }
+                let v = ops::binary(*op, a, b, span)?;
+                if *op == BinaryOp::Add {
+                    self.charge_built(&v, span)?;
+                }
+                Ok(v)
             }
             ExprKind::If {
                 guards,
@@ -547,17 +619,25 @@ impl<'m> Eval<'m> {
                 format!("no native implementation of the builtin `{name}` is registered"),
             )
         })?;
+        // A builtin walks its collection arguments and builds its result: both count, so that
+        // `range(0, 1000000).sum()` costs a million steps rather than two.
+        let walked = args.iter().map(|a| built_size(a).0).sum::<u64>();
+        if walked > 0 {
+            self.charge(walked, 0, span)?;
+        }
         let mut ctx = CallCtx {
             ev: self,
             snap,
             frame,
         };
-        native(&mut ctx, args).map_err(|e| match e {
+        let v = native(&mut ctx, args).map_err(|e| match e {
             NativeError::Failed(kind, message) => {
                 RuntimeError::new(kind, span, format!("`{name}`: {message}"))
             }
             NativeError::Runtime(e) => e,
-        })
+        })?;
+        self.charge_built(&v, span)?;
+        Ok(v)
     }
 
     /// Calls a closure value with arguments.
@@ -1353,5 +1433,22 @@ impl NativeCtx for CallCtx<'_, '_> {
 
     fn in_preview(&self) -> bool {
         self.ev.in_preview
+    }
+
+    fn memory_left(&self) -> u64 {
+        self.ev.memory_left()
+    }
+}
+
+/// The shallow size of a value as the budgets count it: its elements (a string's bytes) and the
+/// bytes it holds directly.
+fn built_size(v: &Value) -> (u64, u64) {
+    const SLOT: u64 = std::mem::size_of::<Value>() as u64;
+    match v {
+        Value::Str(text) => (text.len() as u64, text.len() as u64),
+        Value::List(items) => (items.len() as u64, items.len() as u64 * SLOT),
+        Value::Set(items) => (items.len() as u64, items.len() as u64 * SLOT),
+        Value::Map(entries) => (entries.len() as u64, entries.len() as u64 * 2 * SLOT),
+        _ => (0, 0),
     }
 }

@@ -38,13 +38,25 @@ pub struct Limits {
     pub steps_per_turn: u64,
     /// Turns after which the episode stops even if the game has not ended.
     pub max_turns: u32,
+    /// Bytes of collections and strings a turn may build (lists, sets, maps, strings made by
+    /// builtins, literals and operators), summed over the turn: the bound that keeps a turn from
+    /// exhausting the heap (see [`crate::ErrorCode::MemoryExhausted`]).
+    pub memory_per_turn: u64,
 }
+
+/// The default per-turn step budget: evaluation steps plus the elements builtins walk and build.
+/// It is the checker's default cost limit, so a harness that checks never meets R0009 on it.
+pub const DEFAULT_STEPS_PER_TURN: u64 = harness_compiler::cost::DEFAULT_LIMIT;
+
+/// The default per-turn memory budget, 256 MiB.
+pub const DEFAULT_MEMORY_PER_TURN: u64 = 256 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            steps_per_turn: 50_000_000,
+            steps_per_turn: DEFAULT_STEPS_PER_TURN,
             max_turns: 10_000,
+            memory_per_turn: DEFAULT_MEMORY_PER_TURN,
         }
     }
 }

@@ -43,6 +43,13 @@ pub trait NativeCtx {
     fn in_preview(&self) -> bool {
         false
     }
+
+    /// The bytes the turn's memory budget has left: a native that builds a value whose size it
+    /// cannot know in advance (`to_json` of a deeply shared value) stops with
+    /// [`ErrorCode::MemoryExhausted`] once it would pass this.
+    fn memory_left(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// A native implementation: evaluated arguments in, a value or an error out. The receiver of a

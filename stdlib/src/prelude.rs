@@ -35,7 +35,7 @@ pub struct Entry {
 }
 
 /// The longest list `range` builds: iteration stays over finite, modest collections.
-pub const MAX_RANGE: i64 = 1_000_000;
+pub const MAX_RANGE: i64 = harness_compiler::cost::RANGE_CAP as i64;
 
 fn arg(args: &[Value], i: usize) -> Result<&Value, NativeError> {
     args.get(i)
@@ -345,19 +345,102 @@ fn string_concat(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeE
 }
 
 /// Any value as text: a string as it is (no quotes), everything else as a trace prints it.
-fn to_string(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+fn to_string(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    use std::fmt::Write as _;
     Ok(match arg(args, 0)? {
         Value::Str(text) => Value::Str(text.clone()),
-        other => Value::str(&other.to_string()),
+        other => {
+            let mut out = Capped::new(ctx.memory_left());
+            // A failed write is the cap; the only other error a `String` writer has is none.
+            if write!(out, "{other}").is_err() || out.over {
+                return Err(out.exhausted());
+            }
+            out.value()?
+        }
     })
+}
+
+/// A text buffer that refuses to grow past a byte limit, so that printing a value whose parts
+/// are shared many times over (a list of a thousand references to one long list) ends with
+/// [`ErrorCode::MemoryExhausted`] instead of exhausting the machine's memory.
+struct Capped {
+    bytes: Vec<u8>,
+    limit: u64,
+    over: bool,
+}
+
+impl Capped {
+    fn new(limit: u64) -> Self {
+        Self {
+            bytes: Vec::new(),
+            limit,
+            over: false,
+        }
+    }
+
+    fn push(&mut self, piece: &[u8]) -> bool {
+        if (self.bytes.len() + piece.len()) as u64 > self.limit {
+            self.over = true;
+            return false;
+        }
+        self.bytes.extend_from_slice(piece);
+        true
+    }
+
+    /// The text written, as a string value.
+    fn value(self) -> Result<Value, NativeError> {
+        String::from_utf8(self.bytes)
+            .map(|text| Value::str(&text))
+            .map_err(|e| NativeError::Failed(ErrorCode::Internal, format!("not UTF-8: {e}")))
+    }
+
+    fn exhausted(&self) -> NativeError {
+        NativeError::Failed(
+            ErrorCode::MemoryExhausted,
+            format!(
+                "the text would pass the {} bytes the turn's memory budget has left",
+                self.limit
+            ),
+        )
+    }
+}
+
+impl std::fmt::Write for Capped {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.push(s.as_bytes()) {
+            Ok(())
+        } else {
+            Err(std::fmt::Error)
+        }
+    }
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.push(buf) {
+            Ok(buf.len())
+        } else {
+            Err(std::io::Error::other("over the memory budget"))
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Any value as pretty-printed JSON, in the form traces use (records as objects, enum variants
 /// as `"Enum.Variant"`): the way to hand structured state to an LLM prompt.
-fn to_json(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
-    serde_json::to_string_pretty(arg(args, 0)?)
-        .map(|text| Value::str(&text))
-        .map_err(|e| NativeError::Failed(ErrorCode::Internal, format!("to_json: {e}")))
+fn to_json(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    let mut out = Capped::new(ctx.memory_left());
+    match serde_json::to_writer_pretty(&mut out, arg(args, 0)?) {
+        Ok(()) => out.value(),
+        Err(_) if out.over => Err(out.exhausted()),
+        Err(e) => Err(NativeError::Failed(
+            ErrorCode::Internal,
+            format!("to_json: {e}"),
+        )),
+    }
 }
 
 fn string_len(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {

@@ -3,6 +3,7 @@
 mod battleship_reproduction;
 mod builtin_examples;
 mod corpus;
+mod cost;
 mod engine;
 mod evolve;
 mod fork;

@@ -253,6 +253,7 @@ fn the_per_turn_budget_stops_a_run_with_a_located_error() {
         Limits {
             steps_per_turn: 4,
             max_turns: 10,
+            ..Limits::default()
         },
     );
     let result = run_episode(&m, &mut Ticks(0));

@@ -136,6 +136,29 @@ pub fn game() -> GameSig {
             "game.prior(500, \"mcmc\")",
         );
 
+    // The sizes the checker's cost bound of a turn uses: no cell list is longer than the board,
+    // the catalogue has its fixed length, and no count of cells passes the board's.
+    let cells = u64::from(crate::cell::BOARD_SIZE) * u64::from(crate::cell::BOARD_SIZE);
+    for list in [
+        "unknown_cells",
+        "hit_cells",
+        "frontier",
+        "open_frontier",
+        "ship_lengths",
+    ] {
+        g.bound(list, cells);
+    }
+    g.bound("questions", crate::questions::CATALOGUE_LEN as u64);
+    for count in [
+        "hits",
+        "misses",
+        "ship_cells",
+        "largest_cluster",
+        "ships_sunk",
+    ] {
+        g.bound(count, cells);
+    }
+
     g.effect(
         "fn fire(cell: Cell)",
         "Fire at a cell; the game answers with a `shot` observation.",

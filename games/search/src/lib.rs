@@ -147,6 +147,13 @@ impl GameKind for LineSearch {
             "fn verdict(correct: Bool)",
             "Whether the final guess was right.",
         );
+        // The longest line of any instance bounds `cells` for the checker's cost bound.
+        let longest = INSTANCES
+            .iter()
+            .map(|&(_, cells, _)| cells)
+            .max()
+            .unwrap_or(0);
+        sig.bound("cells", longest.unsigned_abs());
         sig
     }
 

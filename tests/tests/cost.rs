@@ -1,0 +1,251 @@
+//! The cost bound of a turn (issue 19): the checker's static bound per phase is a sufficient
+//! step budget for real runs of bundled harnesses on two games, it is finite for every
+//! Battleship module, and the issue's hostile aggregates end their turn with an R-code within the
+//! runtime's step and memory budgets instead of running for hours or exhausting the heap.
+
+use std::path::Path;
+
+use harness::games::Registry;
+use harness_compiler::Workspace;
+use harness_compiler::cost::{CostReport, UNBOUNDED};
+use harness_compiler::ir::Program;
+use harness_runtime::{
+    EndReason, EpisodeResult, GameOptions, Limits, Machine, RngStreams, Switches, run_episode,
+};
+use std::sync::Arc;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// A workspace of the given harness files (paths relative to the repository).
+fn workspace(files: &[&str]) -> Workspace {
+    let mut workspace = Workspace::new(Registry::standard().signatures());
+    for file in files {
+        let text = std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{e}"));
+        workspace.set_file(file, &text);
+    }
+    workspace
+}
+
+fn program(workspace: &Workspace, module: &str) -> Arc<Program> {
+    workspace
+        .program(module)
+        .unwrap_or_else(|d| panic!("{module} does not check: {d:?}"))
+}
+
+fn report(workspace: &Workspace, module: &str) -> CostReport {
+    workspace
+        .cost(module)
+        .unwrap_or_else(|d| panic!("{module} has no cost report: {d:?}"))
+}
+
+/// One episode of `program` on its game with `limits`.
+fn episode(program: Arc<Program>, instance: &str, seed: u64, limits: Limits) -> EpisodeResult {
+    let registry = Registry::standard();
+    let kind = registry
+        .get(program.game.as_deref().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut natives = harness_stdlib::prelude::natives();
+    natives.extend(&kind.natives());
+    let machine = Machine::new(program, natives, &Switches::default(), limits)
+        .unwrap_or_else(|e| panic!("setup failed: {e}"));
+    let mut game = kind
+        .start(instance, &GameOptions::default(), &RngStreams::new(seed))
+        .unwrap_or_else(|e| panic!("{e}"));
+    run_episode(&machine, game.as_mut())
+}
+
+/// With the step budget set to the static bound of a whole turn, no turn runs out of it: the
+/// bound is an upper bound of what the interpreter counts (evaluated nodes and the elements
+/// builtins walk and build). A budget far below the bound does run out, so the runs are not
+/// trivially cheap.
+fn the_bound_suffices(files: &[&str], module: &str, instances: &[&str], seeds: u64) {
+    let ws = workspace(files);
+    let bound = report(&ws, module);
+    assert_ne!(bound.turn, UNBOUNDED, "{module}: {bound:?}");
+    for instance in instances {
+        for seed in 0..seeds {
+            let limits = Limits {
+                steps_per_turn: bound.turn,
+                ..Limits::default()
+            };
+            let result = episode(program(&ws, module), instance, seed, limits);
+            assert_eq!(
+                result.end,
+                EndReason::GameOver,
+                "{module} on {instance}, seed {seed}, with the bound {} as budget: {:?}",
+                bound.turn,
+                result.error
+            );
+        }
+    }
+    let starved = Limits {
+        steps_per_turn: 20,
+        ..Limits::default()
+    };
+    let result = episode(program(&ws, module), instances[0], 0, starved);
+    assert_eq!(
+        result.error.map(|e| e.code),
+        Some("R0009"),
+        "{module} ran within 20 steps a turn"
+    );
+}
+
+#[test]
+fn the_static_bound_is_a_sufficient_step_budget_for_the_search_example() {
+    the_bound_suffices(
+        &["harnesses/examples/search.harness"],
+        "examples.search",
+        &["n16-p10", "n100-p20"],
+        3,
+    );
+}
+
+#[test]
+fn the_static_bound_is_a_sufficient_step_budget_for_battleship_planning() {
+    the_bound_suffices(
+        &[
+            "harnesses/battleship/belief.harness",
+            "harnesses/battleship/planning.harness",
+        ],
+        "battleship.planning",
+        &["B01"],
+        1,
+    );
+}
+
+#[test]
+fn every_battleship_module_has_a_finite_bound_per_phase_within_the_limit() {
+    let files = [
+        "harnesses/battleship/belief.harness",
+        "harnesses/battleship/planning.harness",
+        "harnesses/battleship/reflection.harness",
+        "harnesses/battleship/revision.harness",
+    ];
+    let ws = workspace(&files);
+    for module in [
+        "battleship.belief",
+        "battleship.planning",
+        "battleship.reflection",
+        "battleship.revision",
+    ] {
+        let bound = report(&ws, module);
+        assert_eq!(bound.phases.len(), 5, "{module}");
+        for phase in &bound.phases {
+            assert!(
+                phase.steps != UNBOUNDED && phase.steps <= bound.limit,
+                "{module} {}: {} steps, unbounded by {:?}",
+                phase.phase,
+                phase.steps,
+                phase.unbounded
+            );
+        }
+        assert!(bound.over.is_empty(), "{module}: {:?}", bound.over);
+    }
+    // Planning previews each candidate question: the decide phase has previews, belief none.
+    let planning = report(&ws, "battleship.planning");
+    let decide = |r: &CostReport| r.phases.iter().find(|p| p.phase == "decide").cloned();
+    assert!(decide(&planning).is_some_and(|p| p.previews > 0));
+    assert!(decide(&report(&ws, "battleship.belief")).is_some_and(|p| p.previews == 0));
+}
+
+/// A search harness whose only decision reads the computed value `big`, defined by `expr`.
+fn hostile(expr: &str) -> String {
+    format!(
+        "harness hostile.aggregate\nuse game search\nlayer l {{\n  computed big: Int = {expr}\n  \
+         action guess(cell: Int) {{\n    emit game.guess(cell)\n  }}\n  decide {{\n    when big > 0 \
+         => guess(0)\n    guess(1)\n  }}\n}}\n"
+    )
+}
+
+/// The issue's hostile aggregates: each is rejected statically (E0901 at its expression), and
+/// run anyway (the interpreter does not rely on the checker) each ends its first turn with an
+/// R-code within the budgets.
+#[test]
+fn hostile_aggregates_are_rejected_and_end_their_turn_with_an_r_code() {
+    let cases = [
+        "range(0, 1000000).map(|i| range(0, 1000000).sum()).sum()",
+        "range(0, 1000000).map(|i| range(0, 1000000)).len()",
+        "to_json(range(0, 1000).map(|i| range(0, 1000000))).len()",
+    ];
+    for expr in cases {
+        let text = hostile(expr);
+        let mut ws = Workspace::new(Registry::standard().signatures());
+        ws.set_file("hostile.harness", &text);
+        let e0801: Vec<_> = ws
+            .diagnostics()
+            .into_iter()
+            .filter(|d| d.code.as_str() == "E0901")
+            .collect();
+        assert!(!e0801.is_empty(), "{expr}: not rejected");
+        let start = text.find(expr).unwrap_or_default();
+        assert!(
+            e0801.iter().all(|d| {
+                let at = d.span.start as usize;
+                at >= start && at < start + expr.len()
+            }),
+            "{expr}: E0901 is not at the expression: {e0801:?}"
+        );
+        let result = episode(
+            program(&ws, "hostile.aggregate"),
+            "n16-p10",
+            0,
+            Limits::default(),
+        );
+        assert_eq!(result.end, EndReason::Error, "{expr}");
+        assert_eq!(result.turns, 0, "{expr}");
+        // Whichever budget runs out first: the steps (R0009) or the memory built (R0018).
+        let code = result.error.map(|e| e.code);
+        assert!(matches!(code, Some("R0009" | "R0018")), "{expr}: {code:?}");
+    }
+}
+
+/// A value whose parts are shared many times over is cheap to build but huge to print: a
+/// thousand references to one list of a million. `to_json` of it stops at the memory budget.
+#[test]
+fn printing_a_deeply_shared_value_ends_at_the_memory_budget() {
+    let text = "harness hostile.shared\nuse game search\nlayer l {\n  computed xs: List<Int> = \
+                range(0, 1000000)\n  computed big: Int = to_json(range(0, 1000).map(|i| xs)).len()\n  \
+                action guess(cell: Int) {\n    emit game.guess(cell)\n  }\n  decide {\n    when big > \
+                0 => guess(0)\n    guess(1)\n  }\n}\n";
+    let mut ws = Workspace::new(Registry::standard().signatures());
+    ws.set_file("shared.harness", text);
+    let limits = Limits {
+        memory_per_turn: 1 << 20,
+        ..Limits::default()
+    };
+    let result = episode(program(&ws, "hostile.shared"), "n16-p10", 0, limits);
+    let error = result.error.unwrap_or_else(|| panic!("no error"));
+    assert_eq!(error.code, "R0018", "{}", error.message);
+    // The same with a budget large enough for the text passes the memory check and runs.
+    let small = text.replace(
+        "range(0, 1000).map(|i| xs)",
+        "range(0, 2).map(|i| range(0, 3))",
+    );
+    ws.set_file("shared.harness", &small);
+    let result = episode(program(&ws, "hostile.shared"), "n16-p10", 0, limits);
+    assert_eq!(result.end, EndReason::GameOver, "{:?}", result.error);
+}
+
+/// The limit is configurable: the search example checks within the default and is rejected
+/// under a limit below its decide phase's bound.
+#[test]
+fn the_limit_is_configurable() {
+    let mut ws = workspace(&["harnesses/examples/search.harness"]);
+    assert!(
+        !ws.diagnostics().iter().any(|d| d.code.as_str() == "E0901"),
+        "the example is over the default limit"
+    );
+    let decide = report(&ws, "examples.search")
+        .phases
+        .iter()
+        .find(|p| p.phase == "decide")
+        .map(|p| p.steps)
+        .unwrap_or_default();
+    ws.set_cost_limit(decide - 1);
+    assert!(
+        ws.diagnostics().iter().any(|d| d.code.as_str() == "E0901"),
+        "a limit below the decide bound {decide} does not reject"
+    );
+}
