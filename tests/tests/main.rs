@@ -7,6 +7,7 @@ mod cost;
 mod engine;
 mod evolve;
 mod evolve_llm;
+mod fork;
 mod jit;
 mod llm_l4;
 mod llm_rich;
