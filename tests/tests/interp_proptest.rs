@@ -55,7 +55,7 @@ fn program() -> impl Strategy<Value = Gen> {
             (0u8..12, b()).prop_map(|(k, e)| Gen::FilterLen(k, e)),
             (0u8..12, b()).prop_map(|(k, e)| Gen::Count(k, e)),
             (0u8..12, b()).prop_map(|(k, e)| Gen::MaxBy(k, e)),
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(Gen::ListSum),
+            proptest::collection::vec(inner.clone(), 1..4).prop_map(Gen::ListSum),
             (b(), b()).prop_map(|(v, e)| Gen::Let(v, e)),
         ]
     })
