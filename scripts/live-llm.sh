@@ -22,13 +22,17 @@ MODEL_NAME=qwen2.5-coder-0.5b-instruct
 WORK=${HARNESS_LIVE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/harness-live.XXXXXX")}
 mkdir -p "$WORK"
 
-# The episodes: name | harness and module | run flags. One line adds an episode; a
-# deterministic-procedure episode (issue 14's game) belongs here once that game exists.
+# The episodes: name | harness and module | run flags. One line adds an episode. Set
+# LIVE_EPISODES to a space-separated list of names to run only those, and LIVE_PROVIDERS to
+# run through one provider only.
 EPISODES=(
   "battleship-l4|harnesses/battleship|--instance B17 --seed 1 --set confidence_threshold=1.0"
   "search-advisor|harnesses/examples --module examples.search_llm|--instance n16-p10 --seed 1"
+  "det-finance-sp|harnesses/det/finance_ecl.harness|--seed 1"
+  "mci-cooling-react-k1|harnesses/mci/cooling/react/k1.harness|--instance cooling.I-N-S.00 --seed 1"
 )
-PROVIDERS=(openai ollama)
+# LIVE_PROVIDERS picks the providers (default both).
+read -r -a PROVIDERS <<< "${LIVE_PROVIDERS:-openai ollama}"
 
 log() { printf '== %s\n' "$*" >&2; }
 fail() { printf 'live-llm: FAILED: %s\n' "$*" >&2; exit 1; }
@@ -149,6 +153,7 @@ start_server
 for provider in "${PROVIDERS[@]}"; do
   for episode in "${EPISODES[@]}"; do
     IFS='|' read -r name harness flags <<< "$episode"
+    if [ -n "${LIVE_EPISODES:-}" ] && [[ " $LIVE_EPISODES " != *" $name "* ]]; then continue; fi
     run_episode "$provider" "$name" "$harness" "$flags"
   done
 done

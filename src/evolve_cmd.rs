@@ -250,21 +250,31 @@ pub fn archive_run(
                     ci.lo,
                     ci.hi
                 );
-                bars.push(harness::plot::Bar {
+                bars.push(harness::plot::Group {
                     label: format!("{:?} ({label})", a.index.mode),
-                    value: ci.estimate,
-                    lo: ci.lo,
-                    hi: ci.hi,
+                    bars: vec![Some(harness::plot::Bar {
+                        value: ci.estimate,
+                        lo: ci.lo,
+                        hi: ci.hi,
+                        n: executed.len(),
+                    })],
                 });
             }
             if let Some(path) = plot {
-                let svg = harness::plot::bars_with_intervals(
-                    "Mean executed reward over the rounds (95% bootstrap CI over rounds)",
-                    &archive.index.metric.reward,
-                    &bars,
+                let svg = harness::plot::panels(
+                    "Mean executed reward over the rounds",
+                    "95% bootstrap interval over rounds; n counts rounds",
+                    &[],
+                    &[harness::plot::Panel {
+                        axis: archive.index.metric.reward.clone(),
+                        rate: false,
+                        groups: bars,
+                    }],
                 );
-                if let Err(e) = std::fs::write(path, svg) {
-                    return fail(format!("cannot write {}: {e}", path.display()));
+                if let Err(e) =
+                    crate::figure::write(path, &svg, &crate::figure::FigureArgs::default())
+                {
+                    return fail(e);
                 }
                 println!("wrote {}", path.display());
             }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use harness_runtime::{MetricKind, MetricSpec, TraceEvent};
 use harness_stdlib::ablation::{self, Contrast, InstanceEffect, Sample};
+use harness_stdlib::stats::Interval;
 use serde::Serialize;
 use serde_json::json;
 
@@ -68,6 +69,8 @@ pub struct Request {
     pub against: Option<String>,
     /// For `compare`: the other run (differences are RUN − RUN2).
     pub compare: Option<PathBuf>,
+    /// For `run`: further runs of the same game whose arms the figure draws beside this run's.
+    pub overlay: Vec<PathBuf>,
     /// Show at most this many turns of an episode.
     pub max_turns: Option<usize>,
 }
@@ -287,6 +290,7 @@ impl Run {
             treatment: marginal.treatment.clone(),
             baseline: marginal.baseline.clone(),
             metric: self.report.metrics[metric].name.clone(),
+            mean: marginal.contrasts[metric].difference,
             instances: sorted(ablation::instance_effects(
                 &self.samples(treatment),
                 &self.samples(baseline),
@@ -314,6 +318,8 @@ struct LayerEffect {
     treatment: String,
     baseline: String,
     metric: String,
+    /// The mean paired difference over every common episode, with its interval.
+    mean: Interval,
     instances: Vec<InstanceEffect>,
 }
 
@@ -381,15 +387,277 @@ fn effects_csv(effects: &[InstanceEffect]) -> String {
     csv
 }
 
-fn effects_plot(title: &str, axis: &str, effects: &[InstanceEffect]) -> String {
+fn effects_plot(
+    title: &str,
+    subtitle: &str,
+    axis: &str,
+    effects: &[InstanceEffect],
+    mean: &Interval,
+) -> String {
     let bars: Vec<plot::Effect> = effects
         .iter()
         .map(|e| plot::Effect {
             label: e.instance.clone(),
             value: e.difference.estimate,
+            lo: e.difference.lo,
+            hi: e.difference.hi,
         })
         .collect();
-    plot::signed_effects(title, axis, &bars)
+    let mean = plot::Mean {
+        value: mean.estimate,
+        lo: mean.lo,
+        hi: mean.hi,
+    };
+    plot::signed_effects(title, subtitle, axis, &bars, Some(mean))
+}
+
+/// `names` joined as prose: `a`, `a and b`, `a, b and c`, with at most `most` named and the
+/// rest counted.
+fn prose_list(names: &[String], most: usize) -> String {
+    let mut shown: Vec<String> = names.iter().take(most).cloned().collect();
+    if names.len() > most {
+        shown.push(format!("{} more", names.len() - most));
+    }
+    match shown.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// What every episode of a run shares, for a figure's subtitle: the game, how many instances
+/// and seeds.
+fn plan_caption(manifest: &crate::folder::Manifest) -> String {
+    let plan = &manifest.plan;
+    let mut text = format!(
+        "{} · {} instance{} × {} seed{}",
+        manifest.game,
+        plan.instances.len(),
+        if plan.instances.len() == 1 { "" } else { "s" },
+        plan.seeds.len(),
+        if plan.seeds.len() == 1 { "" } else { "s" }
+    );
+    if plan.replicates > 1 {
+        let _ = write!(text, " × {} replicates", plan.replicates);
+    }
+    text
+}
+
+/// What a run's arms differ in (their layers, and each setting whose value is not the same in
+/// every arm), with what they share: the subtitle of a figure over arms. Figures name what
+/// varies rather than the run's id, which says nothing to a reader.
+fn arms_caption(run: &Run) -> String {
+    let manifest = run.folder.manifest();
+    let arms = &manifest.plan.arms;
+    let mut differing: Vec<String> = Vec::new();
+    if arms.windows(2).any(|w| w[0].layers != w[1].layers) {
+        differing.push("layers".into());
+    }
+    let value_of = |arm: &crate::folder::ArmSettings, name: &str| {
+        arm.values
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(first) = manifest.effective.first() {
+        for (name, _) in &first.values {
+            let values: Vec<Option<String>> = manifest
+                .effective
+                .iter()
+                .map(|arm| value_of(arm, name))
+                .collect();
+            if values.windows(2).any(|w| w[0] != w[1]) {
+                differing.push(name.clone());
+            }
+        }
+    }
+    let mut text = plan_caption(manifest);
+    if arms.len() > 1 {
+        if differing.is_empty() {
+            text.push_str(" · the arms' settings are identical");
+        } else {
+            let _ = write!(text, " · arms differ in {}", prose_list(&differing, 4));
+        }
+    }
+    text
+}
+
+/// A label per run naming what sets it apart from the others (the harness, its sources or
+/// module, game options, settings, the LLM, the plan), and a caption of what they share. Runs
+/// that differ in nothing are lettered.
+fn run_labels(manifests: &[&crate::folder::Manifest]) -> (Vec<String>, String) {
+    let facts = |m: &crate::folder::Manifest| -> Vec<(String, String)> {
+        let mut facts = vec![
+            ("harness".to_string(), m.harness.clone()),
+            ("module".to_string(), m.module.clone()),
+            (
+                "sources".to_string(),
+                m.harness_hash.chars().take(8).collect(),
+            ),
+            (
+                "llm".to_string(),
+                m.llm
+                    .as_ref()
+                    .and_then(|llm| llm.get("model").and_then(|v| v.as_str()))
+                    .unwrap_or("none")
+                    .to_string(),
+            ),
+            ("instances".to_string(), m.plan.instances.join(",")),
+            (
+                "seeds".to_string(),
+                match (m.plan.seeds.first(), m.plan.seeds.last()) {
+                    (Some(first), Some(last)) => format!("{first}..{last}"),
+                    _ => String::new(),
+                },
+            ),
+        ];
+        facts.extend(m.game_options.iter().cloned());
+        facts.extend(m.settings.iter().cloned());
+        facts.extend(
+            m.set_json
+                .iter()
+                .map(|(name, value)| (name.clone(), value.to_string())),
+        );
+        facts
+    };
+    let all: Vec<Vec<(String, String)>> = manifests.iter().map(|m| facts(m)).collect();
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in all.iter().flatten() {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    let value = |run: &[(String, String)], name: &str| {
+        run.iter()
+            .find(|(n, _)| n == name)
+            .map_or("—".to_string(), |(_, v)| v.clone())
+    };
+    let differing: Vec<&String> = names
+        .iter()
+        .filter(|name| {
+            all.windows(2)
+                .any(|w| value(&w[0], name) != value(&w[1], name))
+        })
+        // A harness's hash differs whenever its path does; the path says more.
+        .filter(|name| {
+            name.as_str() != "sources"
+                || all
+                    .windows(2)
+                    .all(|w| value(&w[0], "harness") == value(&w[1], "harness"))
+        })
+        .collect();
+    let labels = all
+        .iter()
+        .enumerate()
+        .map(|(index, run)| {
+            if differing.is_empty() {
+                char::from(b'A' + (index % 26) as u8).to_string()
+            } else {
+                differing
+                    .iter()
+                    .take(3)
+                    .map(|name| {
+                        let v = value(run, name);
+                        let v: String = if v.chars().count() > 28 {
+                            v.chars().take(27).chain(['…']).collect()
+                        } else {
+                            v
+                        };
+                        format!("{name}={v}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        })
+        .collect();
+    let caption = match manifests.first() {
+        Some(first) if differing.is_empty() => {
+            format!("{} · the runs' settings are identical", plan_caption(first))
+        }
+        Some(first) => format!(
+            "{} · runs differ in {}",
+            first.game,
+            prose_list(&differing.into_iter().cloned().collect::<Vec<_>>(), 4)
+        ),
+        None => String::new(),
+    };
+    (labels, caption)
+}
+
+/// The run figure: a panel for the primary metric and one for the first secondary, each arm's
+/// value with its interval and episode count, with the arms of `overlays` (runs of the same
+/// game) drawn beside this run's.
+fn arms_figure(run: &Run, overlays: &[Run]) -> Result<String, String> {
+    let runs: Vec<&Run> = std::iter::once(run).chain(overlays).collect();
+    for other in overlays {
+        if other.report.metrics != run.report.metrics {
+            return Err(format!(
+                "run {} cannot be drawn over run {}: they play different games or declare \
+                 different metrics ({} and {})",
+                other.id(),
+                run.id(),
+                other.folder.manifest().game,
+                run.folder.manifest().game
+            ));
+        }
+    }
+    let metrics: Vec<usize> = [run.report.primary(), run.report.secondary()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut arm_names: Vec<&str> = Vec::new();
+    for r in &runs {
+        for row in &r.report.arms {
+            if !arm_names.contains(&row.arm.as_str()) {
+                arm_names.push(&row.arm);
+            }
+        }
+    }
+    let panels: Vec<plot::Panel> = metrics
+        .iter()
+        .map(|&metric| {
+            let spec = &run.report.metrics[metric];
+            plot::Panel {
+                axis: format!("{} (95% interval)", spec.label),
+                rate: spec.kind == MetricKind::Rate,
+                groups: arm_names
+                    .iter()
+                    .map(|name| plot::Group {
+                        label: (*name).to_string(),
+                        bars: runs
+                            .iter()
+                            .map(|r| {
+                                let row = r.report.arms.iter().find(|row| row.arm == *name)?;
+                                let summary = &row.metrics[metric];
+                                Some(plot::Bar {
+                                    value: summary.value.estimate,
+                                    lo: summary.value.lo,
+                                    hi: summary.value.hi,
+                                    n: summary.n,
+                                })
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let labels: Vec<&str> = metrics
+        .iter()
+        .map(|&m| run.report.metrics[m].label.as_str())
+        .collect();
+    let title = format!(
+        "{} by arm",
+        prose_list(&labels.iter().map(|l| l.to_string()).collect::<Vec<_>>(), 2)
+    );
+    let (series, subtitle) = if overlays.is_empty() {
+        (vec![], arms_caption(run))
+    } else {
+        let manifests: Vec<&crate::folder::Manifest> =
+            runs.iter().map(|r| r.folder.manifest()).collect();
+        run_labels(&manifests)
+    };
+    Ok(plot::panels(&title, &subtitle, &series, &panels))
 }
 
 fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
@@ -488,34 +756,29 @@ fn run_view(run: &Run, request: &Request) -> Result<Shown, String> {
     if let Some(effect) = &effect {
         effects_text(&mut text, effect, spec);
     }
-    let primary = run.report.primary().unwrap_or(0);
     let svg = Some(match &effect {
         Some(effect) => effects_plot(
             &format!("Per-instance effect of {} on {}", effect.layer, spec.label),
             &format!(
-                "Δ{} = {} − {}, mean over each instance's seeds",
+                "{} · {} over {}, sorted",
+                plan_caption(run.folder.manifest()),
+                effect.treatment,
+                effect.baseline
+            ),
+            &format!(
+                "Δ{} = {} − {}, paired over each instance's seeds (95% interval)",
                 spec.label, effect.treatment, effect.baseline
             ),
             &effect.instances,
+            &effect.mean,
         ),
         None => {
-            let pspec = &run.report.metrics[primary];
-            let bars: Vec<plot::Bar> = run
-                .report
-                .arms
+            let overlays = request
+                .overlay
                 .iter()
-                .map(|row| plot::Bar {
-                    label: row.arm.clone(),
-                    value: row.metrics[primary].value.estimate,
-                    lo: row.metrics[primary].value.lo,
-                    hi: row.metrics[primary].value.hi,
-                })
-                .collect();
-            plot::bars_with_intervals(
-                &format!("{} by arm", pspec.label),
-                &format!("{} (95% interval)", pspec.label),
-                &bars,
-            )
+                .map(|path| Run::open(path))
+                .collect::<Result<Vec<_>, _>>()?;
+            arms_figure(run, &overlays)?
         }
     });
     let csv = match &effect {
@@ -1171,6 +1434,18 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
             parts.join("; ")
         );
     }
+    let mean = arms
+        .iter()
+        .find(|a| a.arm == run.arm_name(arm))
+        .map(|a| a.contrasts[metric].difference)
+        .ok_or_else(|| {
+            format!(
+                "runs {} and {} have no episode of arm `{}` in common",
+                run.id(),
+                other.id(),
+                run.arm_name(arm)
+            )
+        })?;
     effects_text(
         &mut text,
         &LayerEffect {
@@ -1178,18 +1453,27 @@ fn compare_view(run: &Run, request: &Request) -> Result<Shown, String> {
             treatment: "A".into(),
             baseline: "B".into(),
             metric: spec.name.clone(),
+            mean,
             instances: instances.clone(),
         },
         spec,
     );
+    let (labels, caption) = run_labels(&[run.folder.manifest(), other.folder.manifest()]);
     let svg = Some(effects_plot(
         &format!(
-            "Per-instance Δ{} on {}: run A − run B",
+            "Per-instance Δ{} on {}: {} − {}",
             spec.label,
-            run.arm_name(arm)
+            run.arm_name(arm),
+            labels[0],
+            labels[1]
         ),
-        &format!("Δ{} = A − B, mean over each instance's seeds", spec.label),
+        &format!("{caption} · sorted"),
+        &format!(
+            "Δ{} = A − B, paired over each instance's seeds (95% interval)",
+            spec.label
+        ),
         &instances,
+        &mean,
     ));
     let mut csv = String::from("arm,metric,pairs,difference,lo,hi,p_value\n");
     for a in &arms {

@@ -9,6 +9,7 @@ use harness::games::Registry;
 use harness::lens::{self, Request, View};
 
 use crate::ReportFormat;
+use crate::figure::{self, FigureArgs};
 
 /// Where runs are looked for when none is named.
 const RUNS: &str = "results/runs";
@@ -67,10 +68,18 @@ pub struct LensArgs {
     /// `human` for text, `json` for one object, `csv` for rows.
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
-    /// Also draw the view's figure as SVG: `run` (the primary metric per arm), `run --layer`
-    /// and `compare` (per-instance effects), `series --episode` (the series).
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the view's figure, as SVG, PNG or PDF by the file's extension: `run` (the
+    /// primary and secondary metric per arm), `run --layer` and `compare` (sorted per-instance
+    /// effects with their intervals and the mean), `series --episode` (the series).
+    #[arg(long, value_name = "FILE.svg|png|pdf")]
     pub plot: Option<PathBuf>,
+    /// For `run --plot`: another run of the same game whose arms to draw beside this run's
+    /// (repeatable); the legend names what the runs differ in.
+    #[arg(long, value_name = "RUN2")]
+    pub overlay: Vec<PathBuf>,
+    /// The figure's size and font.
+    #[command(flatten)]
+    pub figure: FigureArgs,
     /// Show at most this many turns of an episode.
     #[arg(long)]
     pub max_turns: Option<usize>,
@@ -137,8 +146,15 @@ fn run_inner(args: &LensArgs) -> Result<(), String> {
         field: args.field.clone(),
         against: args.against.clone(),
         compare: args.compare.clone(),
+        overlay: args.overlay.clone(),
         max_turns: args.max_turns,
     };
+    if !args.overlay.is_empty() && (args.view != ViewArg::Run || args.plot.is_none()) {
+        return Err("--overlay draws other runs into the figure of `run --plot`".into());
+    }
+    if let Some(file) = &args.plot {
+        figure::check(file, &args.figure)?;
+    }
     let shown = lens::show(&Registry::standard(), &request)?;
     // The figure is checked and written before the view is printed, so that a failed --plot
     // does not follow a page of output.
@@ -146,8 +162,7 @@ fn run_inner(args: &LensArgs) -> Result<(), String> {
         let svg = shown.svg.as_deref().ok_or(
             "--plot draws `run`, `run --layer`, `compare` and `series --episode`; this view has no figure",
         )?;
-        std::fs::write(file, svg)
-            .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+        figure::write(file, svg, &args.figure)?;
     }
     match args.format {
         ReportFormat::Human => print!("{}", shown.text),

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod ablate_cmd;
 mod check;
 mod evolve_cmd;
+mod figure;
 mod fmt_cmd;
 mod games_cmd;
 mod lens_cmd;

@@ -16,12 +16,48 @@ const POSITIVE: &str = "#2b7bb9";
 const NEGATIVE: &str = "#d95f02";
 const NEUTRAL: &str = "#555555";
 
-/// One bar with an interval: a stack's win rate and its Wilson interval.
+/// One bar with an interval: an arm's value of one metric, its 95% interval and how many
+/// episodes it rests on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
-    /// The bar's label.
+    /// The value.
+    pub value: f64,
+    /// The interval's lower bound.
+    pub lo: f64,
+    /// The interval's upper bound.
+    pub hi: f64,
+    /// The episodes behind the value.
+    pub n: usize,
+}
+
+/// Bars that share a label: one arm, with one bar per overlaid run (`None` where a run has no
+/// such arm).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// The arm's label.
     pub label: String,
-    /// The value, in [0, 1].
+    /// One bar per series, in series order.
+    pub bars: Vec<Option<Bar>>,
+}
+
+/// One panel of [`panels`]: one metric over the groups.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// The metric's axis label.
+    pub axis: String,
+    /// Whether the values are rates in [0, 1], drawn as percentages on a fixed axis.
+    pub rate: bool,
+    /// The groups, left to right.
+    pub groups: Vec<Group>,
+}
+
+/// A signed effect for one instance with its interval, e.g. a board's paired change of mean
+/// F1 when a layer is added.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Effect {
+    /// The instance's label.
+    pub label: String,
+    /// The signed effect.
     pub value: f64,
     /// The interval's lower bound.
     pub lo: f64,
@@ -29,13 +65,15 @@ pub struct Bar {
     pub hi: f64,
 }
 
-/// A signed effect for one instance, e.g. a board's change of mean F1 when a layer is added.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Effect {
-    /// The instance's label.
-    pub label: String,
-    /// The signed effect.
+/// A mean with its interval, drawn over per-instance effects as a line and a band.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mean {
+    /// The estimate.
     pub value: f64,
+    /// The interval's lower bound.
+    pub lo: f64,
+    /// The interval's upper bound.
+    pub hi: f64,
 }
 
 /// One point of a per-turn trace.
@@ -59,18 +97,33 @@ fn escape(text: &str) -> String {
 }
 
 fn header(out: &mut String, height: f64, title: &str) {
+    header_sized(out, WIDTH, height, title, "");
+}
+
+/// The document's opening: its size, a white ground, the title and, when given, a subtitle
+/// under it (what the figure's series differ in, what they share).
+fn header_sized(out: &mut String, width: f64, height: f64, title: &str, subtitle: &str) {
     let _ = writeln!(
         out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\">"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\">"
     );
     let _ = writeln!(out, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
     let _ = writeln!(
         out,
-        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" {FONT}>{}</text>",
-        WIDTH / 2.0,
+        "<text x=\"{}\" y=\"26\" text-anchor=\"middle\" font-size=\"16\" {FONT}>{}</text>",
+        width / 2.0,
         escape(title)
     );
+    if !subtitle.is_empty() {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"46\" text-anchor=\"middle\" font-size=\"12\" fill=\"{NEUTRAL}\" \
+             {FONT}>{}</text>",
+            width / 2.0,
+            escape(subtitle)
+        );
+    }
 }
 
 /// A "nice" tick step (1, 2 or 5 times a power of ten) and the number of steps on each side of
@@ -118,96 +171,242 @@ fn wrap(label: &str, width: f64) -> Vec<String> {
     lines
 }
 
-/// A vertical bar chart of values in [0, 1] with interval whiskers (per-stack win rates).
-pub fn bars_with_intervals(title: &str, y_label: &str, bars: &[Bar]) -> String {
-    let height = 400.0;
-    let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
-    let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
-    let y = |value: f64| MARGIN_TOP + plot_h * (1.0 - value.clamp(0.0, 1.0));
-    let mut out = String::new();
-    header(&mut out, height, title);
-    for step in 0..=10 {
-        let value = f64::from(step) / 10.0;
-        let _ = writeln!(
-            out,
-            "<line x1=\"{MARGIN_LEFT}\" x2=\"{}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{value:.1}</text>",
-            MARGIN_LEFT + plot_w,
-            MARGIN_LEFT - 6.0,
-            y(value) + 4.0,
-            y0 = y(value),
-        );
+/// The colours of overlaid series, in order; a series past the last reuses them.
+const SERIES: [&str; 6] = [
+    POSITIVE, NEGATIVE, "#1b9e77", "#7570b3", "#e7298a", "#66a61e",
+];
+
+/// Where the plot area of a titled figure starts: below the title, and below the subtitle
+/// when there is one.
+fn plot_top(subtitle: &str) -> f64 {
+    if subtitle.is_empty() {
+        MARGIN_TOP
+    } else {
+        MARGIN_TOP + 14.0
     }
-    let _ = writeln!(
-        out,
-        "<text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" \
-         {FONT}>{}</text>",
-        MARGIN_TOP + plot_h / 2.0,
-        escape(y_label)
-    );
-    let slot = plot_w / bars.len().max(1) as f64;
-    for (index, bar) in bars.iter().enumerate() {
-        let centre = MARGIN_LEFT + slot * (index as f64 + 0.5);
-        let bar_w = (slot * 0.5).min(80.0);
-        let _ = writeln!(
-            out,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bar_w:.1}\" height=\"{:.1}\" fill=\"{POSITIVE}\" \
-             opacity=\"0.85\"/>",
-            centre - bar_w / 2.0,
-            y(bar.value),
-            y(0.0) - y(bar.value),
-        );
-        let (lo, hi) = (y(bar.lo), y(bar.hi));
-        let _ = writeln!(
-            out,
-            "<g stroke=\"{NEUTRAL}\" stroke-width=\"1.5\"><line x1=\"{centre:.1}\" x2=\"{centre:.1}\" \
-             y1=\"{lo:.1}\" y2=\"{hi:.1}\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{lo:.1}\" y2=\"{lo:.1}\"/>\
-             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{hi:.1}\" y2=\"{hi:.1}\"/></g>",
-            centre - 8.0,
-            centre + 8.0,
-            centre - 8.0,
-            centre + 8.0,
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{:.1}%</text>",
-            hi - 6.0,
-            bar.value * 100.0,
-        );
-        // A label wider than its slot (such as `without reflection` among six bars) would run
-        // into its neighbours, so it is broken into lines at spaces.
-        for (line, text) in wrap(&bar.label, slot).iter().enumerate() {
+}
+
+/// Bar charts side by side, one panel per metric (such as the primary success rate and a
+/// secondary mean), one group of bars per arm and one bar per series (overlaid runs). Each bar
+/// has its interval as a whisker and its episode count under it; with more than one series, a
+/// legend names them. Rates share a fixed [0, 1] axis drawn in percent; other metrics get an
+/// axis from zero to their largest upper bound.
+pub fn panels(title: &str, subtitle: &str, series: &[String], panels: &[Panel]) -> String {
+    let count = panels.len().max(1);
+    let groups = panels
+        .iter()
+        .map(|p| p.groups.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let per_group = series.len().max(1);
+    // A panel is wide enough for its bars at about 26 px each plus gaps, and the figure never
+    // narrower than the standard width.
+    let panel_w = (groups as f64 * (per_group as f64 * 26.0 + 30.0))
+        .max((WIDTH - MARGIN_LEFT - MARGIN_RIGHT) / count as f64 - 40.0);
+    let gap = 70.0;
+    let width = MARGIN_LEFT + MARGIN_RIGHT + panel_w * count as f64 + gap * (count - 1) as f64;
+    let legend_h = if series.len() > 1 { 22.0 } else { 0.0 };
+    let top = plot_top(subtitle) + legend_h;
+    let plot_h = 280.0;
+    let label_lines = panels
+        .iter()
+        .flat_map(|p| &p.groups)
+        .map(|g| wrap(&g.label, panel_w / groups as f64).len())
+        .max()
+        .unwrap_or(1);
+    let height = top + plot_h + 34.0 + 14.0 * label_lines as f64 + 16.0;
+    let mut out = String::new();
+    header_sized(&mut out, width, height, title, subtitle);
+    if series.len() > 1 {
+        let mut x = MARGIN_LEFT;
+        for (index, name) in series.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" {FONT}>{}</text>",
-                y(0.0) + 20.0 + 14.0 * line as f64,
-                escape(text),
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" {FONT}>{}</text>",
+                top - legend_h - 4.0,
+                SERIES[index % SERIES.len()],
+                x + 16.0,
+                top - legend_h + 6.0,
+                escape(name),
             );
+            x += 40.0 + 7.0 * name.chars().count() as f64;
+        }
+    }
+    let bottom = top + plot_h;
+    for (p, panel) in panels.iter().enumerate() {
+        let left = MARGIN_LEFT + (panel_w + gap) * p as f64;
+        let values = panel
+            .groups
+            .iter()
+            .flat_map(|g| g.bars.iter().flatten())
+            .flat_map(|b| [b.value, b.lo, b.hi])
+            .filter(|v| v.is_finite());
+        let (lo, hi) = if panel.rate {
+            (0.0, 1.0)
+        } else {
+            let (lo, hi) = values.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            let (step, _) = round_ticks(lo, hi);
+            (
+                (lo / step).floor() * step,
+                ((hi / step).ceil() * step).max(lo + step),
+            )
+        };
+        let y = |value: f64| {
+            let value = if value.is_finite() { value } else { lo };
+            top + plot_h * (1.0 - ((value - lo) / (hi - lo)).clamp(0.0, 1.0))
+        };
+        let (step, first) = if panel.rate {
+            (0.1, 0.0)
+        } else {
+            round_ticks(lo, hi)
+        };
+        let mut tick = first;
+        while tick <= hi + 1e-9 {
+            let label = if panel.rate {
+                format!("{:.0}%", tick * 100.0 + 0.0)
+            } else {
+                format!("{:.prec$}", tick + 0.0, prec = decimals_of(step))
+            };
+            let _ = writeln!(
+                out,
+                "<line x1=\"{left:.1}\" x2=\"{:.1}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e5e5e5\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{label}</text>",
+                left + panel_w,
+                left - 6.0,
+                y(tick) + 4.0,
+                y0 = y(tick),
+            );
+            tick += step;
+        }
+        let _ = writeln!(
+            out,
+            "<text transform=\"translate({:.1} {:.1}) rotate(-90)\" text-anchor=\"middle\" \
+             font-size=\"12\" {FONT}>{}</text>",
+            left - 52.0,
+            top + plot_h / 2.0,
+            escape(&panel.axis)
+        );
+        let slot = panel_w / panel.groups.len().max(1) as f64;
+        let bar_w = ((slot - 16.0) / per_group as f64).clamp(6.0, 60.0);
+        for (g, group) in panel.groups.iter().enumerate() {
+            let centre = left + slot * (g as f64 + 0.5);
+            for (s, bar) in group.bars.iter().enumerate() {
+                let Some(bar) = bar else { continue };
+                let x = centre + bar_w * (s as f64 - per_group as f64 / 2.0);
+                let mid = x + bar_w / 2.0;
+                let base = y(0.0f64.clamp(lo, hi));
+                let (from, to) = (y(bar.value).min(base), y(bar.value).max(base));
+                let _ = writeln!(
+                    out,
+                    "<rect x=\"{x:.1}\" y=\"{from:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" \
+                     opacity=\"0.85\"/>",
+                    (bar_w - 2.0).max(1.0),
+                    (to - from).max(0.5),
+                    SERIES[s % SERIES.len()],
+                );
+                let (wlo, whi) = (y(bar.lo), y(bar.hi));
+                let half = (bar_w / 4.0).min(8.0);
+                let _ = writeln!(
+                    out,
+                    "<g stroke=\"{NEUTRAL}\" stroke-width=\"1.5\"><line x1=\"{mid:.1}\" x2=\"{mid:.1}\" \
+                     y1=\"{wlo:.1}\" y2=\"{whi:.1}\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{wlo:.1}\" \
+                     y2=\"{wlo:.1}\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{whi:.1}\" y2=\"{whi:.1}\"/></g>",
+                    mid - half,
+                    mid + half,
+                    mid - half,
+                    mid + half,
+                );
+                // One series has room for the value above its whisker; overlays would crowd.
+                if per_group == 1 {
+                    let value = if panel.rate {
+                        format!("{:.1}%", bar.value * 100.0)
+                    } else {
+                        format!("{:.3}", bar.value)
+                    };
+                    let _ = writeln!(
+                        out,
+                        "<text x=\"{mid:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" \
+                         {FONT}>{value}</text>",
+                        whi.min(from) - 6.0,
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{mid:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"9\" \
+                     fill=\"{NEUTRAL}\" {FONT}>n={}</text>",
+                    bottom + 12.0,
+                    bar.n,
+                );
+            }
+            // A label wider than its slot (such as `without reflection` among six arms) would
+            // run into its neighbours, so it is broken into lines at spaces.
+            for (line, text) in wrap(&group.label, slot).iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" \
+                     {FONT}>{}</text>",
+                    bottom + 30.0 + 14.0 * line as f64,
+                    escape(text),
+                );
+            }
         }
     }
     out.push_str("</svg>\n");
     out
 }
 
-/// A horizontal bar chart of signed effects, one row per instance (the paper's Figure 3).
-pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String {
+/// A horizontal chart of signed effects with their intervals, one row per instance in the
+/// given order (sort before calling), and the mean effect with its interval as a dashed line
+/// over a band (the paper's Figure 3 with error bars).
+pub fn signed_effects(
+    title: &str,
+    subtitle: &str,
+    x_label: &str,
+    effects: &[Effect],
+    mean: Option<Mean>,
+) -> String {
     let row_h = 20.0;
-    let height = MARGIN_TOP + MARGIN_BOTTOM + row_h * effects.len().max(1) as f64;
+    let top = plot_top(subtitle) + if mean.is_some() { 16.0 } else { 0.0 };
+    let height = top + MARGIN_BOTTOM + row_h * effects.len().max(1) as f64;
     let plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
     let largest = effects
         .iter()
-        .map(|effect| effect.value.abs())
+        .flat_map(|effect| [effect.value, effect.lo, effect.hi])
+        .chain(mean.iter().flat_map(|m| [m.value, m.lo, m.hi]))
+        .map(f64::abs)
         .filter(|value| value.is_finite())
         .fold(0.0_f64, f64::max);
     let (step, steps) = symmetric_ticks(largest);
     let extent = step * f64::from(steps);
     let decimals = decimals_of(step);
     let x = |value: f64| {
+        let value = if value.is_finite() { value } else { 0.0 };
         MARGIN_LEFT + plot_w * (value.clamp(-extent, extent) + extent) / (2.0 * extent)
     };
     let mut out = String::new();
-    header(&mut out, height, title);
+    header_sized(&mut out, WIDTH, height, title, subtitle);
     let bottom = height - MARGIN_BOTTOM;
+    if let Some(mean) = mean {
+        let _ = writeln!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{NEUTRAL}\" \
+             opacity=\"0.12\"/><line x1=\"{m:.1}\" x2=\"{m:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\" \
+             stroke=\"{NEUTRAL}\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>\
+             <text x=\"{m:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>mean \
+             {:+.prec$} [{:+.prec$}, {:+.prec$}]</text>",
+            x(mean.lo),
+            (x(mean.hi) - x(mean.lo)).max(0.5),
+            bottom - top,
+            top - 6.0,
+            mean.value,
+            mean.lo,
+            mean.hi,
+            m = x(mean.value),
+            prec = decimals + 2,
+        );
+    }
     for tick in -steps..=steps {
         let value = step * f64::from(tick);
         let label = if tick == 0 {
@@ -217,7 +416,7 @@ pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String 
         };
         let _ = writeln!(
             out,
-            "<line x1=\"{x0:.1}\" x2=\"{x0:.1}\" y1=\"{MARGIN_TOP}\" y2=\"{bottom:.1}\" stroke=\"{}\"/>\
+            "<line x1=\"{x0:.1}\" x2=\"{x0:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\" stroke=\"{}\"/>\
              <text x=\"{x0:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" {FONT}>{label}</text>",
             if tick == 0 { NEUTRAL } else { "#e5e5e5" },
             bottom + 16.0,
@@ -232,7 +431,7 @@ pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String 
         escape(x_label)
     );
     for (index, effect) in effects.iter().enumerate() {
-        let top = MARGIN_TOP + row_h * index as f64 + 3.0;
+        let row = top + row_h * index as f64;
         let (from, to) = if effect.value >= 0.0 {
             (x(0.0), x(effect.value))
         } else {
@@ -243,14 +442,23 @@ pub fn signed_effects(title: &str, x_label: &str, effects: &[Effect]) -> String 
         } else {
             NEGATIVE
         };
+        let (wlo, whi, mid) = (x(effect.lo), x(effect.hi), row + row_h / 2.0);
         let _ = writeln!(
             out,
-            "<rect x=\"{from:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>\
+            "<rect x=\"{from:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>\
+             <g stroke=\"{NEUTRAL}\" stroke-width=\"1.2\"><line x1=\"{wlo:.1}\" x2=\"{whi:.1}\" \
+             y1=\"{mid:.1}\" y2=\"{mid:.1}\"/><line x1=\"{wlo:.1}\" x2=\"{wlo:.1}\" y1=\"{:.1}\" \
+             y2=\"{:.1}\"/><line x1=\"{whi:.1}\" x2=\"{whi:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/></g>\
              <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" {FONT}>{}</text>",
+            row + 3.0,
             (to - from).max(0.5),
             row_h - 6.0,
+            mid - 4.0,
+            mid + 4.0,
+            mid - 4.0,
+            mid + 4.0,
             MARGIN_LEFT - 6.0,
-            top + row_h - 9.0,
+            row + row_h - 6.0,
             escape(&effect.label),
         );
     }
@@ -611,6 +819,44 @@ pub fn heat_map(
     out
 }
 
+/// How a finished figure is sized and set in type: `width` in pixels (the height follows the
+/// figure's aspect ratio, so nothing is re-laid out) and a font family for all of its text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Style {
+    /// The width in pixels, when not the figure's own.
+    pub width: Option<f64>,
+    /// The font family (a CSS font-family list), when not the default sans-serif.
+    pub font: Option<String>,
+}
+
+/// The figure `svg` (written by this module) with `style` applied: the root's size scaled and
+/// every text's font family replaced. The view box is kept, so the drawing scales as a whole.
+pub fn restyle(svg: &str, style: &Style) -> String {
+    let mut out = svg.to_string();
+    if let Some(width) = style.width {
+        let attribute = |text: &str, name: &str| -> Option<(usize, usize, f64)> {
+            let key = format!(" {name}=\"");
+            let root_end = text.find('>')?;
+            let start = text[..root_end].find(&key)? + key.len();
+            let end = start + text[start..].find('"')?;
+            Some((start, end, text[start..end].parse().ok()?))
+        };
+        if let (Some((ws, we, w)), Some((_, _, h))) =
+            (attribute(&out, "width"), attribute(&out, "height"))
+        {
+            let height = h * width / w;
+            out.replace_range(ws..we, &format!("{width}"));
+            if let Some((hs, he, _)) = attribute(&out, "height") {
+                out.replace_range(hs..he, &format!("{height:.1}"));
+            }
+        }
+    }
+    if let Some(font) = &style.font {
+        out = out.replace(FONT, &format!("font-family=\"{}\"", escape(font)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,49 +865,127 @@ mod tests {
         haystack.matches(needle).count()
     }
 
-    #[test]
-    fn bars_draw_one_bar_and_one_whisker_per_stack() {
-        let bars = vec![
-            Bar {
-                label: "L1".into(),
-                value: 0.5,
-                lo: 0.371,
-                hi: 0.629,
-            },
-            Bar {
-                label: "L1-L2 <planning>".into(),
-                value: 0.741,
-                lo: 0.611,
-                hi: 0.839,
-            },
-        ];
-        let svg = bars_with_intervals("Win rate", "win rate", &bars);
-        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert_eq!(count(&svg, "opacity=\"0.85\""), 2);
-        assert_eq!(count(&svg, "stroke-width=\"1.5\""), 2);
-        assert!(svg.contains("74.1%"));
-        assert!(svg.contains("&lt;planning&gt;"), "labels are escaped");
+    fn bar(value: f64, n: usize) -> Bar {
+        Bar {
+            value,
+            lo: value - 0.1,
+            hi: value + 0.1,
+            n,
+        }
     }
 
     #[test]
-    fn effects_are_coloured_by_sign() {
-        let effects = vec![
-            Effect {
-                label: "B01".into(),
-                value: 0.1,
-            },
-            Effect {
-                label: "B02".into(),
-                value: -0.05,
-            },
-            Effect {
-                label: "B03".into(),
-                value: 0.0,
-            },
-        ];
-        let svg = signed_effects("F1 effect of planning", "ΔF1", &effects);
+    fn panels_draw_one_bar_whisker_and_count_per_arm_and_metric() {
+        let panel = |axis: &str, rate: bool, values: [f64; 2]| Panel {
+            axis: axis.into(),
+            rate,
+            groups: vec![
+                Group {
+                    label: "L1".into(),
+                    bars: vec![Some(bar(values[0], 36))],
+                },
+                Group {
+                    label: "L1-L2 <planning>".into(),
+                    bars: vec![Some(bar(values[1], 35))],
+                },
+            ],
+        };
+        let svg = panels(
+            "Win rate and F1 by arm",
+            "arms differ in layers",
+            &["run".into()],
+            &[
+                panel("win rate", true, [0.5, 0.741]),
+                panel("F1", false, [0.4, 0.6]),
+            ],
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(count(&svg, "opacity=\"0.85\""), 4);
+        assert_eq!(count(&svg, "stroke-width=\"1.5\""), 4);
+        assert!(svg.contains("74.1%") && svg.contains(">0.600<"));
+        assert_eq!(count(&svg, ">n=36<"), 2);
+        assert!(svg.contains("&lt;planning&gt;"), "labels are escaped");
+        assert!(svg.contains(">arms differ in layers<"), "the subtitle");
+        assert!(!svg.contains("height=\"12\""), "one series has no legend");
+    }
+
+    #[test]
+    fn overlaid_runs_get_a_colour_each_and_a_legend() {
+        let group = |label: &str, bars: Vec<Option<Bar>>| Group {
+            label: label.into(),
+            bars,
+        };
+        let svg = panels(
+            "t",
+            "",
+            &["particles=100".into(), "particles=500".into()],
+            &[Panel {
+                axis: "win rate".into(),
+                rate: true,
+                groups: vec![
+                    group("L1", vec![Some(bar(0.5, 10)), Some(bar(0.6, 10))]),
+                    group("L1-L2", vec![None, Some(bar(0.7, 10))]),
+                ],
+            }],
+        );
+        assert_eq!(
+            count(&svg, "opacity=\"0.85\""),
+            3,
+            "a missing arm draws nothing"
+        );
+        assert_eq!(count(&svg, &format!("fill=\"{}\" opacity", SERIES[1])), 2);
+        assert!(
+            svg.contains(">particles=500<"),
+            "the legend names the series"
+        );
+        assert!(!svg.contains("60.0%"), "overlays carry no value labels");
+    }
+
+    #[test]
+    fn effects_are_coloured_by_sign_with_whiskers_and_a_mean_band() {
+        let effect = |label: &str, value: f64| Effect {
+            label: label.into(),
+            value,
+            lo: value - 0.02,
+            hi: value + 0.02,
+        };
+        let effects = vec![effect("B01", 0.1), effect("B02", -0.05), effect("B03", 0.0)];
+        let mean = Mean {
+            value: 0.0167,
+            lo: -0.01,
+            hi: 0.04,
+        };
+        let svg = signed_effects("F1 effect of planning", "", "ΔF1", &effects, Some(mean));
         assert_eq!(count(&svg, &format!("fill=\"{POSITIVE}\"")), 2);
         assert_eq!(count(&svg, &format!("fill=\"{NEGATIVE}\"")), 1);
+        assert_eq!(
+            count(&svg, "stroke-width=\"1.2\""),
+            3,
+            "a whisker per instance"
+        );
+        assert!(svg.contains("mean +0.0167 [-0.0100, +0.0400]"), "{svg}");
+        assert!(svg.contains("stroke-dasharray=\"5 3\""), "the mean line");
+    }
+
+    #[test]
+    fn restyling_scales_the_root_and_sets_the_font() {
+        let svg = signed_effects("t", "", "x", &[], None);
+        let styled = restyle(
+            &svg,
+            &Style {
+                width: Some(1440.0),
+                font: Some("DejaVu Serif".into()),
+            },
+        );
+        let root = styled.lines().next().unwrap();
+        assert!(root.contains("width=\"1440\""), "{root}");
+        assert!(
+            root.contains("height=\"260.0\""),
+            "the aspect is kept: {root}"
+        );
+        assert!(root.contains("viewBox=\"0 0 720 130\""), "{root}");
+        assert!(styled.contains("font-family=\"DejaVu Serif\"") && !styled.contains(FONT));
+        assert_eq!(restyle(&svg, &Style::default()), svg);
     }
 
     #[test]
@@ -708,11 +1032,15 @@ mod tests {
         assert_eq!(symmetric_ticks(0.0), (0.01, 1));
         let svg = signed_effects(
             "t",
+            "",
             "x",
             &[Effect {
                 label: "B01".into(),
                 value: -0.1864,
+                lo: -0.1864,
+                hi: -0.1864,
             }],
+            None,
         );
         assert!(svg.contains(">-0.20<") && svg.contains(">+0.15<") && svg.contains(">0<"));
     }
@@ -723,7 +1051,7 @@ mod tests {
             vec!["without", "reflection"]
         );
         assert_eq!(wrap("L1-L3", 100.0), vec!["L1-L3"]);
-        let bars: Vec<Bar> = [
+        let groups: Vec<Group> = [
             "L1",
             "L1-L2",
             "L1-L3",
@@ -732,14 +1060,21 @@ mod tests {
             "without planning",
         ]
         .iter()
-        .map(|label| Bar {
+        .map(|label| Group {
             label: label.to_string(),
-            value: 0.5,
-            lo: 0.4,
-            hi: 0.6,
+            bars: vec![Some(bar(0.5, 1))],
         })
         .collect();
-        let svg = bars_with_intervals("t", "y", &bars);
+        let svg = panels(
+            "t",
+            "",
+            &[],
+            &[Panel {
+                axis: "y".into(),
+                rate: true,
+                groups,
+            }],
+        );
         assert!(svg.contains(">without<") && svg.contains(">planning<"));
     }
 

@@ -10,6 +10,7 @@ use harness::provision::{self, Columns, MapReport};
 use harness_stdlib::provision::Policy;
 
 use crate::Format;
+use crate::figure::{self, FigureArgs};
 
 /// Which metrics and instance sets of the run play which part.
 #[derive(Args, Debug)]
@@ -43,9 +44,13 @@ pub struct MapArgs {
     /// `human` for tables, `json` for one object (the form `harness provision --map` reads).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Also draw the grid as an SVG heat map with the floors outlined.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the grid as a heat map with the floors outlined, as SVG, PNG or PDF by the
+    /// file's extension.
+    #[arg(long, value_name = "FILE.svg|png|pdf")]
     pub plot: Option<PathBuf>,
+    /// The figure's size and font.
+    #[command(flatten)]
+    pub figure: FigureArgs,
 }
 
 /// The flags of `harness provision`.
@@ -89,9 +94,13 @@ pub struct ProvisionArgs {
     /// `human` for tables, `json` for one object.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Also draw the score–cost trade-off of the policies as SVG.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the score–cost trade-off of the policies, as SVG, PNG or PDF by the file's
+    /// extension.
+    #[arg(long, value_name = "FILE.svg|png|pdf")]
     pub plot: Option<PathBuf>,
+    /// The figure's size and font.
+    #[command(flatten)]
+    pub figure: FigureArgs,
 }
 
 fn columns(args: &ColumnArgs) -> Columns {
@@ -114,12 +123,15 @@ fn finish(result: Result<(), String>) -> ExitCode {
     }
 }
 
-fn write_plot(file: &Option<PathBuf>, svg: impl FnOnce() -> String) -> Result<(), String> {
-    if let Some(file) = file {
-        std::fs::write(file, svg())
-            .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+fn write_plot(
+    file: &Option<PathBuf>,
+    figure: &FigureArgs,
+    svg: impl FnOnce() -> String,
+) -> Result<(), String> {
+    match file {
+        Some(file) => figure::write(file, &svg(), figure),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn epsilons_ok(epsilons: &[f64]) -> Result<(), String> {
@@ -135,10 +147,13 @@ fn epsilons_ok(epsilons: &[f64]) -> Result<(), String> {
 /// Runs `harness map`.
 pub fn run_map(args: &MapArgs) -> ExitCode {
     finish((|| {
+        if let Some(file) = &args.plot {
+            figure::check(file, &args.figure)?;
+        }
         epsilons_ok(&args.epsilon)?;
         let sweep = provision::load(&Registry::standard(), &args.run, &columns(&args.columns))?;
         let report = provision::map(&sweep, &args.epsilon);
-        write_plot(&args.plot, || provision::map_svg(&report))?;
+        write_plot(&args.plot, &args.figure, || provision::map_svg(&report))?;
         match args.format {
             Format::Human => print!("{}", provision::map_table(&report)),
             Format::Json => println!(
@@ -156,6 +171,9 @@ pub fn run_map(args: &MapArgs) -> ExitCode {
 /// Runs `harness provision`.
 pub fn run_provision(args: &ProvisionArgs) -> ExitCode {
     finish((|| {
+        if let Some(file) = &args.plot {
+            figure::check(file, &args.figure)?;
+        }
         let policies: Vec<Policy> = provision::parse_policies(&args.policy)?;
         if policies.is_empty() {
             return Err("--policy names no policy".into());
@@ -190,7 +208,9 @@ pub fn run_provision(args: &ProvisionArgs) -> ExitCode {
             args.resamples,
             args.bootstrap_seed,
         )?;
-        write_plot(&args.plot, || provision::provision_svg(&report))?;
+        write_plot(&args.plot, &args.figure, || {
+            provision::provision_svg(&report)
+        })?;
         match args.format {
             Format::Human => print!("{}", provision::provision_table(&report)),
             Format::Json => println!(

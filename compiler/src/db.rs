@@ -289,7 +289,6 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     let (inputs, file) = (key.inputs(db), key.file(db));
     let path = file.path(db);
     let outline = outline(db, file);
-    let source = SourceText::new(path.clone(), file.text(db).clone());
     let offset_of = |ordinal: u32| {
         outline
             .chunks
@@ -341,6 +340,12 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
             );
         }
     }
+    if out.is_empty() {
+        // A clean file needs no source text: indexing its lines is left to files that have
+        // something to show.
+        return out;
+    }
+    let source = SourceText::new(path.clone(), file.text(db).clone());
     let mut out: Vec<Diagnostic> = out
         .into_iter()
         .map(|d| d.in_file(path.clone()).with_source(source.clone()))

@@ -159,14 +159,19 @@ pub fn split(text: &str) -> Split {
     }
 
     let mut chunks = Vec::new();
+    // Both lists are in text order, so the first layer end at or after a chunk's start is found
+    // by moving one cursor along, not by searching from the first layer each time.
+    let mut next_end = 0;
     for (index, &(start, kind)) in boundaries.iter().enumerate() {
         let mut end = boundaries
             .get(index + 1)
             .map_or(text.len(), |&(next, _)| next);
+        while layer_ends.get(next_end).is_some_and(|&close| close < start) {
+            next_end += 1;
+        }
         if kind == ChunkKind::Member
-            && let Some(&close) = layer_ends
-                .iter()
-                .find(|&&close| close >= start && close < end)
+            && let Some(&close) = layer_ends.get(next_end)
+            && close < end
         {
             end = close;
         }

@@ -177,6 +177,7 @@ pub fn page(registry: &Registry, path: &Path, compare: Option<&Path>) -> Result<
         field: None,
         against: None,
         compare: compare.map(Path::to_path_buf),
+        overlay: Vec::new(),
         max_turns: None,
     };
     let shown = show(registry, &view(View::Run, None))?;

@@ -43,6 +43,7 @@ fn lens_request(view: View, run: &Path) -> lens::Request {
         field: None,
         against: None,
         compare: None,
+        overlay: Vec::new(),
         max_turns: None,
     }
 }
@@ -867,6 +868,56 @@ mod det {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The study does not depend on how many threads run it: one and two threads give
+    /// byte-identical traces for every episode of both tasks and the same analysis.
+    #[test]
+    fn det_traces_and_the_analysis_are_independent_of_the_thread_count() {
+        let dir = scratch("det-threads");
+        let hooks = SimHooks(sim("det-paraphrase", CallMode::Live));
+        for task in ["finance_ecl", "legal_clause"] {
+            let mut outcomes = Vec::new();
+            for threads in [1, 2] {
+                let req = Request {
+                    harness: Some(
+                        root()
+                            .join(format!("harnesses/det/{task}.harness"))
+                            .display()
+                            .to_string(),
+                    ),
+                    out: dir.join(format!("{task}-{threads}")),
+                    seeds: Some("12".into()),
+                    threads,
+                    ..Request::default()
+                };
+                let outcome =
+                    harness::ablate::ablate(&harness::games::Registry::standard(), &req, &hooks)
+                        .map_err(|e| e.to_string())
+                        .unwrap();
+                let shown = harness::lens::determinism_view(
+                    outcome.folder.root(),
+                    &Options {
+                        iterations: 200,
+                        ..Options::default()
+                    },
+                )
+                .unwrap();
+                outcomes.push((outcome, shown.json));
+            }
+            let (one, two) = (&outcomes[0], &outcomes[1]);
+            assert_eq!(one.0.records.len(), 36);
+            for ((unit, record), (again, other)) in one.0.records.iter().zip(&two.0.records) {
+                assert_eq!((unit, record), (again, other));
+                assert_eq!(
+                    one.0.folder.trace(unit).unwrap(),
+                    two.0.folder.trace(again).unwrap(),
+                    "{task} {unit:?}"
+                );
+            }
+            assert_eq!(one.1, two.1, "{task}: the analysis");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Escalation halts: with no LLM the Harness cannot call its state's tool, retries twice
     /// and halts with `escalated`; `--set max_retries=0` halts after the first failure.
     #[test]
@@ -1036,5 +1087,107 @@ layer l {{
         error.starts_with("R0017: `l.phase` cannot go from Phase.Probe to Phase.Over"),
         "{error}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The figures of `lens run` name what differs between arms (or runs), never a run id: the
+/// run plot has the primary and secondary metric with counts, per-instance effects carry their
+/// intervals and the mean, and overlays get a legend. Tried on two games.
+#[test]
+fn figures_are_titled_by_what_differs_and_carry_no_run_id() {
+    let dir = scratch("figures");
+    let mut first = request("harnesses/examples/search.harness", &dir);
+    first.instances = Some("n16-p10,n16-p25,n32-p10".into());
+    first.seeds = Some("2".into());
+    first.run_id = Some("run-one".into());
+    let one = run(&first).unwrap();
+    let mut second = request("harnesses/examples/search.harness", &dir);
+    second.instances = first.instances.clone();
+    second.seeds = Some("3".into());
+    second.run_id = Some("run-two".into());
+    let two = run(&second).unwrap();
+    let text_of = |svg: &str| -> String {
+        svg.split('>')
+            .filter_map(|part| part.split('<').next())
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+
+    let shown = lens::show(
+        &Registry::standard(),
+        &lens_request(View::Run, one.folder.root()),
+    )
+    .unwrap();
+    let svg = shown.svg.unwrap();
+    let words = text_of(&svg);
+    assert!(words.contains("solve rate and score by arm"), "{words}");
+    assert!(words.contains("arms differ in layers"), "{words}");
+    assert!(words.contains("n=6"), "each bar's episodes: {words}");
+    assert!(!svg.contains("run-one"), "no run id in the figure");
+
+    let mut effect = lens_request(View::Run, one.folder.root());
+    effect.layer = Some("planning".into());
+    let svg = lens::show(&Registry::standard(), &effect)
+        .unwrap()
+        .svg
+        .unwrap();
+    assert!(
+        text_of(&svg).contains("mean +"),
+        "the mean and its interval"
+    );
+    assert_eq!(
+        svg.matches("stroke-width=\"1.2\"").count(),
+        3,
+        "a whisker per instance"
+    );
+
+    let mut overlay = lens_request(View::Run, one.folder.root());
+    overlay.overlay = vec![two.folder.root().to_path_buf()];
+    let svg = lens::show(&Registry::standard(), &overlay)
+        .unwrap()
+        .svg
+        .unwrap();
+    let words = text_of(&svg);
+    assert!(
+        words.contains("seeds=0..1") && words.contains("seeds=0..2"),
+        "the legend names what the runs differ in: {words}"
+    );
+    assert!(!svg.contains("run-one") && !svg.contains("run-two"));
+
+    let mut compare = lens_request(View::Compare, two.folder.root());
+    compare.compare = Some(one.folder.root().to_path_buf());
+    let svg = lens::show(&Registry::standard(), &compare)
+        .unwrap()
+        .svg
+        .unwrap();
+    assert!(
+        text_of(&svg).contains("seeds=0..2 − seeds=0..1"),
+        "{}",
+        text_of(&svg)
+    );
+
+    // A second game, whose arms also differ in a layer's tunable default.
+    let mut cooling = request("harnesses/examples/cooling_floor.harness", &dir);
+    cooling.seeds = Some("1".into());
+    cooling.now = 60;
+    let other = run(&cooling).unwrap();
+    let svg = lens::show(
+        &Registry::standard(),
+        &lens_request(View::Run, other.folder.root()),
+    )
+    .unwrap()
+    .svg
+    .unwrap();
+    assert!(text_of(&svg).contains("cooling ·"), "{}", text_of(&svg));
+    assert!(!svg.contains(&other.folder.manifest().run_id));
+
+    let error = lens::show(&Registry::standard(), &{
+        let mut r = lens_request(View::Run, one.folder.root());
+        r.overlay = vec![other.folder.root().to_path_buf()];
+        r
+    })
+    .map(|_| ())
+    .unwrap_err();
+    assert!(error.contains("different games"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

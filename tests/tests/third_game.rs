@@ -271,6 +271,7 @@ fn a_game_registered_in_one_line_is_checked_run_ablated_and_lensed() {
         field: None,
         against: None,
         compare: None,
+        overlay: Vec::new(),
         max_turns: None,
     };
     let shown = lens::show(&registry, &base).unwrap();

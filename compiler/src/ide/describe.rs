@@ -50,7 +50,9 @@ pub(super) fn describe(
                 .text(file)
                 .and_then(|t| t.get(span.range()).map(str::to_owned))
                 .unwrap_or_default();
-            match ty {
+            // A name that is no expression of the IR (an `llm` parameter) has the type the
+            // checker recorded with the local.
+            match ty.cloned().or_else(|| chunk.local_type(*span)) {
                 Some(ty) => (format!("{name}: {ty}"), String::new()),
                 None => (name, String::new()),
             }

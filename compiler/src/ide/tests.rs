@@ -215,3 +215,69 @@ fn range_formatting_changes_only_the_lines_of_the_range() {
     );
     assert!(format_range("const = ", Span::default()).is_err());
 }
+
+const ASKER: &str = "\
+harness demo.asker
+
+type Count = { value: Int }
+
+/// Asks for a count.
+llm pick(limit: Int) -> Count
+  ensure reply.value <= limit else \"within the limit\"
+{
+  system \"Answer with a number.\"
+  user \"a number up to {limit}\"
+}
+
+layer belief {
+  state { n: Int = 0 }
+  action ask() {
+    let reply = emit llm.pick(3)
+    let got = match reply {
+      LlmResult.Ok(v) => v.value,
+      LlmResult.Failed(_) => 0,
+    }
+    patch n = got
+  }
+  decide { when n == 0 => ask() }
+}
+";
+
+#[test]
+fn llm_functions_their_parameters_and_replies_are_names_the_editor_knows() {
+    let ws = workspace(&[("asker.harness", ASKER)]);
+    let path = "asker.harness";
+    let errors: Vec<_> = ws
+        .file_diagnostics(path)
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // The call sent with `emit llm.pick(...)` is a reference of the declaration.
+    let declared = at(ASKER, "pick(limit", 0, 0);
+    let call = at(ASKER, "pick(3)", 0, 0);
+    let found: Vec<u32> = references(&ws, path, declared)
+        .into_iter()
+        .map(|(_, span)| span.start)
+        .collect();
+    assert_eq!(found, [declared, call]);
+    // The parameter is a local of the declaration, read in its `ensure` clause.
+    let limit = at(ASKER, "limit: Int", 0, 0);
+    let uses: Vec<u32> = references(&ws, path, limit)
+        .into_iter()
+        .map(|(_, span)| span.start)
+        .collect();
+    assert_eq!(uses, [limit, at(ASKER, "limit else", 0, 0)]);
+    let hover = hover(&ws, path, limit + 1).expect("a hover");
+    assert_eq!(hover.markdown, "```harness\nlimit: Int\n```");
+    // The variants of the reply resolve to the library's `LlmResult`.
+    let (symbol, _) = symbol_at(&ws, path, at(ASKER, "Ok(v)", 0, 0)).expect("a symbol");
+    assert_eq!(
+        symbol,
+        Symbol::Variant {
+            module: None,
+            enum_name: "LlmResult".into(),
+            variant: "Ok".into(),
+        }
+    );
+}

@@ -160,6 +160,16 @@ impl<'f> ChunkView<'f> {
             })
     }
 
+    /// The type the checker recorded for the local declared at `span` (in the file), unless it
+    /// has an error in it.
+    pub(super) fn local_type(&self, span: Span) -> Option<Ty> {
+        self.names
+            .into_iter()
+            .flat_map(|names| names.locals.iter())
+            .find(|local| self.file_span(local.span) == span && !local.ty.has_error())
+            .map(|local| local.ty.clone())
+    }
+
     /// The symbol the checker recorded for the name written exactly at `span` (in the file).
     pub(super) fn recorded(&self, span: Span) -> Option<Symbol> {
         self.refs()
