@@ -6,6 +6,7 @@ mod corpus;
 mod cost;
 mod engine;
 mod evolve;
+mod fork;
 mod interp_proptest;
 mod jit;
 mod llm_l4;
