@@ -8,6 +8,7 @@ mod engine;
 mod evolve;
 mod evolve_llm;
 mod fork;
+mod interp_proptest;
 mod jit;
 mod llm_l4;
 mod llm_rich;
