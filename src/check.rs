@@ -51,11 +51,16 @@ pub fn run(
     workspace.set_cost_limit(cost.limit);
     for file in &files {
         match std::fs::read(file) {
-            // Invalid UTF-8 is replaced rather than refused, so the parser can report where it is.
-            Ok(bytes) => workspace.set_file(
-                &file.display().to_string(),
-                &String::from_utf8_lossy(&bytes),
-            ),
+            // Invalid UTF-8 is replaced rather than refused, so the rest of the file is still
+            // checked; but it is an error even where the parser accepts the replacement (inside a
+            // string), as `harness fmt` refuses such a file.
+            Ok(bytes) => {
+                problems.extend(not_utf8(&file.display().to_string(), &bytes));
+                workspace.set_file(
+                    &file.display().to_string(),
+                    &String::from_utf8_lossy(&bytes),
+                )
+            }
             Err(error) => problems.push(format!("cannot read {}: {error}", file.display())),
         }
     }
@@ -100,6 +105,17 @@ pub fn run(
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The problem of a file that is not UTF-8: where its first bad byte is.
+fn not_utf8(path: &str, bytes: &[u8]) -> Option<String> {
+    let error = std::str::from_utf8(bytes).err()?;
+    let at = error.valid_up_to();
+    let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    Some(format!(
+        "{path}: byte {at} (line {line}) is not UTF-8; it is checked as U+FFFD, but save the file \
+         as UTF-8"
+    ))
 }
 
 /// The cost reports of the workspace's modules that check, in module order.
@@ -296,5 +312,18 @@ mod tests {
             assert_eq!(value["code"], code.code());
             assert_eq!(value["explanation"], code.explanation().1);
         }
+    }
+
+    /// Issue 19's reproducer: invalid UTF-8 inside a string passed `check` while `fmt` refused
+    /// the file.
+    #[test]
+    fn invalid_utf8_inside_a_string_is_a_problem() {
+        let bytes = b"harness u\nconst _S: String = \"a\xffb\"\n";
+        let problem = not_utf8("u.harness", bytes).unwrap_or_default();
+        assert!(
+            problem.starts_with("u.harness: byte 31 (line 2)"),
+            "{problem}"
+        );
+        assert_eq!(not_utf8("ok.harness", b"const _N: Int = 1\n"), None);
     }
 }

@@ -28,13 +28,14 @@ use harness_grammar::lexer::{TokenKind, lex};
 use harness_runtime::{Limits, RngStreams, Stream};
 use serde::{Deserialize, Serialize};
 
+use crate::evolve_llm::Model;
 use crate::exec::{Experiment, run};
 use crate::folder::GameRecord;
 use crate::games::Registry;
 use crate::load::{Sources, compile};
 use crate::patch::{Edit, LayerReplacement, Patch, apply};
 use crate::plan::{Arm, ArmRole, Plan, Unit};
-use crate::repair::{Round, repair};
+use crate::repair::{Repaired, Round, repair};
 use crate::validate::Options;
 
 /// The archive format's name and version.
@@ -52,6 +53,9 @@ pub enum Generator {
     /// Every role module drawn from the references: a reference's harness with each role
     /// layer replaced by the same role's layer of a reference drawn for it.
     Template,
+    /// A model asked for a new harness given the references, and for its repair given the
+    /// diagnostics and their explain pages ([`crate::evolve_llm`]).
+    Llm,
 }
 
 /// Whether the archive changes as it goes.
@@ -538,8 +542,23 @@ fn file_name(path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-/// Runs the evolution and returns the archive. `bank` holds the reference harnesses.
+/// Runs the evolution with an offline generator and returns the archive. `bank` holds the
+/// reference harnesses.
 pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<Archive, String> {
+    evolve_with(registry, bank, config, None)
+}
+
+/// Runs the evolution and returns the archive; `model` answers the LLM generator and is
+/// required by it.
+pub fn evolve_with(
+    registry: &Registry,
+    bank: &[Sources],
+    config: &Config,
+    mut model: Option<&mut dyn Model>,
+) -> Result<Archive, String> {
+    if config.generator == Generator::Llm && model.is_none() {
+        return Err("the llm generator needs a model (--llm-provider or --llm-replay)".into());
+    }
     let options = Options {
         game: &config.game,
         protocol: Some(harness_compiler::protocol::Protocol::Jit4),
@@ -670,23 +689,99 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
                 .filter(|id| *id != parent_id)
                 .filter_map(|id| archive.entry(id).map(|(_, s)| s.clone()))
                 .collect();
-            let (operator, made) = match config.generator {
-                Generator::Mutate => {
-                    let operator = OPERATORS[stream.below(OPERATORS.len() as u64) as usize];
-                    (operator, mutate(&parent, &others, operator, &mut stream))
+            let mut parents = vec![parent_id.clone()];
+            let mut refusal: Option<String> = None;
+            let (operator, change, repaired) = match (config.generator, model.as_deref_mut()) {
+                (Generator::Llm, Some(model)) => {
+                    parents = refs.clone();
+                    let references: Vec<&Sources> = refs
+                        .iter()
+                        .filter_map(|id| archive.entry(id).map(|(_, s)| s))
+                        .collect();
+                    let prompt = crate::evolve_llm::candidate_prompt(
+                        &config.game,
+                        &references,
+                        index + 1,
+                        config.candidates,
+                    );
+                    let asked = model.ask(
+                        crate::evolve_llm::CANDIDATE_EFFECT,
+                        crate::evolve_llm::SYSTEM,
+                        &prompt,
+                    );
+                    let read = asked.as_ref().map_err(Clone::clone).and_then(|text| {
+                        crate::evolve_llm::read_reply(text, &parent, &parent.name)
+                    });
+                    match read {
+                        Ok(child) => {
+                            let (repaired, why) = crate::evolve_llm::repair_with(
+                                registry,
+                                &child,
+                                &options,
+                                config.repair_rounds,
+                                model,
+                            );
+                            let change = match why {
+                                Some(why) => format!("written by the model; repair stopped: {why}"),
+                                None => "written by the model".to_string(),
+                            };
+                            ("llm", change, repaired)
+                        }
+                        Err(why) => {
+                            // The reply is kept as the rejected candidate's one file, so the
+                            // repair corpus shows what the model said.
+                            let text = asked.unwrap_or_else(|e| e.clone());
+                            let sources = Sources {
+                                name: String::new(),
+                                files: vec![("reply.txt".into(), text)],
+                            };
+                            let report = crate::validate::Report {
+                                valid: false,
+                                stage: crate::validate::Stage::Syntax,
+                                passed: Vec::new(),
+                                game: config.game.clone(),
+                                protocol: options.protocol.map(|p| p.name().to_string()),
+                                smoke: None,
+                                diagnostics: Vec::new(),
+                                problems: vec![why.clone()],
+                            };
+                            refusal = Some(why.clone());
+                            (
+                                "llm",
+                                format!("rejected: {why}"),
+                                Repaired {
+                                    sources,
+                                    rounds: Vec::new(),
+                                    report,
+                                    valid_after: None,
+                                },
+                            )
+                        }
+                    }
                 }
-                Generator::Template => ("template", template(&parent, &others, &mut stream)),
+                (generator, _) => {
+                    let (operator, made) = match generator {
+                        Generator::Template => {
+                            ("template", template(&parent, &others, &mut stream))
+                        }
+                        _ => {
+                            let operator = OPERATORS[stream.below(OPERATORS.len() as u64) as usize];
+                            (operator, mutate(&parent, &others, operator, &mut stream))
+                        }
+                    };
+                    let Some((change, child)) = made else {
+                        continue;
+                    };
+                    let repaired = repair(
+                        registry,
+                        &child,
+                        &options,
+                        Some(&parent),
+                        config.repair_rounds,
+                    );
+                    (operator, change, repaired)
+                }
             };
-            let Some((change, child)) = made else {
-                continue;
-            };
-            let repaired = repair(
-                registry,
-                &child,
-                &options,
-                Some(&parent),
-                config.repair_rounds,
-            );
             let id = id_of(&repaired.sources);
             record.candidates.push(Candidate {
                 id: id.clone(),
@@ -705,10 +800,11 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
                     .iter()
                     .map(|(p, _)| p.clone())
                     .collect(),
-                parents: vec![parent_id.clone()],
+                parents,
                 generator: match config.generator {
                     Generator::Mutate => format!("mutate:{operator}"),
                     Generator::Template => "template".into(),
+                    Generator::Llm => "llm".into(),
                 },
                 change,
                 round,
@@ -725,11 +821,14 @@ pub fn evolve(registry: &Registry, bank: &[Sources], config: &Config) -> Result<
                 archive.index.rejected.push(id.clone());
                 archive.items.push((
                     Entry {
-                        reason: format!(
-                            "invalid after {} repair round(s) at the {} stage",
-                            repaired.rounds.len(),
-                            repaired.report.stage.name()
-                        ),
+                        reason: match &refusal {
+                            Some(why) => format!("refused before validation: {why}"),
+                            None => format!(
+                                "invalid after {} repair round(s) at the {} stage",
+                                repaired.rounds.len(),
+                                repaired.report.stage.name()
+                            ),
+                        },
                         ..entry
                     },
                     Sources {

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use harness::evolve::{Archive, Config, Entry, Generator, Mode, evolve};
+use harness::evolve::{Archive, Config, Entry, Generator, Mode, evolve_with};
+use harness::evolve_llm::{CANDIDATE_EFFECT, ClientModel, Model, REPAIR_EFFECT, reply};
 use harness::games::Registry;
 use harness::load::{Sources, read_sources};
 
@@ -24,6 +25,7 @@ pub struct EvolveArgs<'a> {
     pub seed: u64,
     pub reward: &'a str,
     pub jobs: usize,
+    pub llm: &'a crate::llm_args::LlmArgs,
 }
 
 fn fail(message: String) -> ExitCode {
@@ -88,7 +90,40 @@ pub fn evolve_run(args: &EvolveArgs<'_>) -> ExitCode {
         reward: args.reward.to_string(),
         jobs: args.jobs,
     };
-    let archive = match evolve(&registry, &bank, &config) {
+    let mut model = match args.generator {
+        Generator::Llm => {
+            let items = [
+                (CANDIDATE_EFFECT.to_string(), reply()),
+                (REPAIR_EFFECT.to_string(), reply()),
+            ];
+            match args.llm.setup_for(&items, Vec::new()) {
+                Ok(Some(setup)) => {
+                    for warning in setup.warnings() {
+                        eprintln!("warning: {warning}");
+                    }
+                    Some(ClientModel::new(setup.client()))
+                }
+                Ok(None) => {
+                    return fail(
+                        "--generator llm needs a model: --llm-provider ollama|openai|sim or \
+                         --llm-replay DIR"
+                            .into(),
+                    );
+                }
+                Err(message) => return fail(message),
+            }
+        }
+        _ if args.llm.llm_provider.is_some() || args.llm.llm_replay.is_some() => {
+            return fail("the --llm-* flags are for --generator llm".into());
+        }
+        _ => None,
+    };
+    let archive = match evolve_with(
+        &registry,
+        &bank,
+        &config,
+        model.as_mut().map(|m| m as &mut dyn Model),
+    ) {
         Ok(archive) => archive,
         Err(message) => return fail(message),
     };

@@ -31,6 +31,7 @@ impl Registry {
             .with(harness_procedure::Procedure(
                 harness_procedure::Task::LegalClause,
             ))
+            .with(harness_repair::Repair)
     }
 
     /// The registry with one more game (a later game of the same name replaces an earlier one).

@@ -8,6 +8,7 @@
 
 pub mod ablate;
 pub mod evolve;
+pub mod evolve_llm;
 pub mod exec;
 pub mod folder;
 pub mod games;

@@ -164,6 +164,11 @@ impl LlmSetup {
         ClientHost::new(self.client.clone(), replicate)
     }
 
+    /// A client of its own, for calls outside any game.
+    pub fn client(&self) -> LlmClient {
+        self.client.clone()
+    }
+
     /// The effective settings, for the run's manifest.
     pub fn settings(&self) -> &LlmSettings {
         &self.settings
@@ -199,6 +204,28 @@ impl LlmArgs {
     /// client, or `None` when no LLM is configured. `program` is the harness the games run, whose
     /// `llm` items a persona must cover.
     pub fn setup(&self, program: &Program) -> Result<Option<LlmSetup>, String> {
+        let items: Vec<(String, harness_stdlib::llm::ReplyShape)> = program
+            .llms
+            .iter()
+            .map(|def| (def.name.clone(), reply_shape(&def.shape)))
+            .collect();
+        let mut warnings = Vec::new();
+        if items.is_empty() && (self.llm_provider.is_some() || self.llm_replay.is_some()) {
+            warnings.push(format!(
+                "`{}` declares no `llm` item, so the LLM flags change nothing",
+                program.module
+            ));
+        }
+        self.setup_for(&items, warnings)
+    }
+
+    /// The client for calls named `items` (what a persona must cover), with `warnings` to
+    /// pass on: [`LlmArgs::setup`] without a harness, for calls the toolchain itself makes.
+    pub fn setup_for(
+        &self,
+        items: &[(String, harness_stdlib::llm::ReplyShape)],
+        warnings: Vec<String>,
+    ) -> Result<Option<LlmSetup>, String> {
         if self.llm_provider.is_none() && self.llm_replay.is_none() {
             self.refuse_without_provider()?;
             return Ok(None);
@@ -211,21 +238,9 @@ impl LlmArgs {
             decoding,
             max_request_bytes: self.llm_max_request_bytes,
         };
-        let items: Vec<(String, harness_stdlib::llm::ReplyShape)> = program
-            .llms
-            .iter()
-            .map(|def| (def.name.clone(), reply_shape(&def.shape)))
-            .collect();
-        let mut warnings = Vec::new();
-        if items.is_empty() {
-            warnings.push(format!(
-                "`{}` declares no `llm` item, so the LLM flags change nothing",
-                program.module
-            ));
-        }
         match &self.llm_replay {
             Some(dir) => self.replay(dir, options, warnings),
-            None => self.live(&items, options, warnings),
+            None => self.live(items, options, warnings),
         }
     }
 

@@ -116,7 +116,28 @@ pub fn read_sources(path: &Path) -> Result<Vec<(String, String)>, String> {
 /// A file, or every `.harness` file under a directory, in sorted order; what cannot be read is
 /// added to `problems`.
 pub fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
+    collect_in(
+        path,
+        files,
+        problems,
+        &mut std::collections::BTreeSet::new(),
+    );
+}
+
+/// [`collect`], visiting each directory once: a symbolic link back into a directory already
+/// walked (`loop -> .`) would otherwise load the same files again and again until the system's
+/// link limit stops it.
+fn collect_in(
+    path: &Path,
+    files: &mut Vec<PathBuf>,
+    problems: &mut Vec<String>,
+    visited: &mut std::collections::BTreeSet<PathBuf>,
+) {
     if path.is_dir() {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !visited.insert(canonical) {
+            return;
+        }
         let entries = match std::fs::read_dir(path) {
             Ok(entries) => entries,
             Err(error) => {
@@ -128,7 +149,7 @@ pub fn collect(path: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<String>
         children.sort();
         for child in children {
             if child.is_dir() || child.extension().is_some_and(|e| e == "harness") {
-                collect(&child, files, problems);
+                collect_in(&child, files, problems, visited);
             }
         }
     } else if path.exists() {
@@ -230,5 +251,22 @@ mod tests {
         };
         assert_eq!(file.line_column(0), (1, 1));
         assert_eq!(file.line_column(4), (2, 2));
+    }
+
+    /// Issue 19's reproducer: `check .` through `loop -> .` loaded one file 41 times.
+    #[cfg(unix)]
+    #[test]
+    fn a_self_referencing_symlink_loads_each_file_once() {
+        let dir = std::env::temp_dir().join(format!("harness-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("a.harness"), "const _N: Int = 1\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(".", dir.join("loop")).unwrap_or_else(|e| panic!("{e}"));
+        let (mut files, mut problems) = (Vec::new(), Vec::new());
+        collect(&dir, &mut files, &mut problems);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(files, vec![dir.join("a.harness")]);
+        assert!(problems.is_empty(), "{problems:?}");
     }
 }

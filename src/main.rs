@@ -241,8 +241,9 @@ enum Command {
         /// The archive folder to write (replaced if it exists).
         #[arg(long)]
         archive: PathBuf,
-        /// The candidate generator: `mutate` (seeded offline mutations of one reference) or
-        /// `template` (each role module drawn from the references).
+        /// The candidate generator: `mutate` (seeded offline mutations of one reference),
+        /// `template` (each role module drawn from the references) or `llm` (a model asked
+        /// through the --llm-* flags, given the references and, for repair, the diagnostics).
         #[arg(long, default_value = "mutate")]
         generator: String,
         /// `streaming` (the archive's incumbent moves) or `static` (the bank's stays).
@@ -275,6 +276,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
+        /// Where the `llm` generator's calls go (its requests are named `evolve_candidate` and
+        /// `evolve_repair`, which a simulated persona answers).
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
     /// Read an evolution archive: `list`, `show ID`, `frontier` (the non-dominated entries over
     /// reward, turns and steps), `verify` (re-check every retention decision), `compare --with
@@ -498,13 +503,15 @@ fn run_cli(cli: Cli) -> ExitCode {
             seed,
             reward,
             jobs,
+            llm,
         } => {
             let generator = match generator.as_str() {
                 "mutate" => harness::evolve::Generator::Mutate,
                 "template" => harness::evolve::Generator::Template,
+                "llm" => harness::evolve::Generator::Llm,
                 other => {
                     eprintln!(
-                        "error: the generator `{other}` is not built; use `mutate` or `template`"
+                        "error: `{other}` is not a generator; use `mutate`, `template` or `llm`"
                     );
                     return ExitCode::FAILURE;
                 }
@@ -532,6 +539,7 @@ fn run_cli(cli: Cli) -> ExitCode {
                 seed,
                 reward: &reward,
                 jobs,
+                llm: &llm,
             })
         }
         Command::Archive {

@@ -307,6 +307,18 @@ fn account(result: &EpisodeResult, layers: &[String], instance: &str, seed: u64)
                     rule + 1
                 );
             }
+            EventKind::Forced {
+                action,
+                args,
+                intervention,
+            } => {
+                flush(&mut out, &mut previews);
+                let _ = writeln!(
+                    out,
+                    "  forced    {} (layer {layer}, intervention {intervention})",
+                    call(action, args)
+                );
+            }
             EventKind::Rejected { action, error } => {
                 let _ = writeln!(
                     out,

@@ -785,6 +785,8 @@ impl<'p> Analyser<'p> {
                     runs.unbounded.insert(why.clone());
                 }
                 work.plus(&runs);
+                // The closure expression itself is a node the interpreter evaluates once.
+                work.steps = add(work.steps, 1);
                 closure_result = Some(s);
                 shapes.push(Shape::scalar());
             } else {

@@ -91,6 +91,15 @@ pub fn split(text: &str) -> Split {
                 i += if bytes[i] == b'\\' { 2 } else { 1 };
             }
             i += 1;
+        } else if c.is_ascii_digit() {
+            // A number is one token, as the lexer reads it (`1_`, `2.5e3`): the word after it
+            // starts afresh, so `1_const` holds the keyword `const`.
+            doc_start = None;
+            after_dot = false;
+            if boundaries.is_empty() {
+                boundaries.push((i, ChunkKind::Item));
+            }
+            i = number_end(bytes, i);
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
@@ -183,6 +192,31 @@ pub fn split(text: &str) -> Split {
     }
 }
 
+/// The end of the number starting at `i`, by the lexer's rules: `[0-9][0-9_]*`, then an
+/// optional fraction `.[0-9][0-9_]*` and an optional exponent `[eE][+-]?[0-9]+`.
+fn number_end(bytes: &[u8], mut i: usize) -> usize {
+    let digits = |bytes: &[u8], mut i: usize| {
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'_') {
+            i += 1;
+        }
+        i
+    };
+    i = digits(bytes, i);
+    if bytes.get(i) == Some(&b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        i = digits(bytes, i + 1);
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(i + 1), Some(b'+' | b'-')));
+        if bytes.get(i + 1 + sign).is_some_and(u8::is_ascii_digit) {
+            i += 1 + sign;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    i
+}
+
 /// True when the text holds only whitespace and comments.
 fn is_trivia(text: &str) -> bool {
     text.lines().all(|line| {
@@ -242,5 +276,20 @@ mod tests {
         let kinds: Vec<_> = chunks.iter().map(|c| c.kind).collect();
         assert_eq!(kinds, [ChunkKind::Header, ChunkKind::Item]);
         assert_eq!(chunks[0].offset, 3);
+    }
+
+    /// Found by the fmt fuzz target: `1_const` is the number `1_` and the keyword `const`, so
+    /// the second item starts its own chunk, as the whole-file parser (and so `fmt`) sees it.
+    #[test]
+    fn a_keyword_right_after_a_number_starts_a_chunk() {
+        for text in [
+            "const A: Int = 1_const B: Int = 2",
+            "const A: Float = 1e3const B: Int = 2",
+        ] {
+            let kinds: Vec<_> = split(text).chunks.iter().map(|c| c.kind).collect();
+            assert_eq!(kinds, [ChunkKind::Item, ChunkKind::Item], "{text}");
+        }
+        let one: Vec<_> = split("const A: Int = 1 + x_const").chunks;
+        assert_eq!(one.len(), 1);
     }
 }

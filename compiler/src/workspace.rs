@@ -63,6 +63,15 @@ impl Workspace {
     /// The cost bound of a module's turn, per phase; the module's errors when it has any.
     pub fn cost(&self, module: &str) -> Result<crate::cost::CostReport, Vec<Diagnostic>> {
         let program = self.program(module)?;
+        self.cost_of(module, &program)
+    }
+
+    /// The cost bound of a module's turn, from its lowered program.
+    fn cost_of(
+        &self,
+        module: &str,
+        program: &ir::Program,
+    ) -> Result<crate::cost::CostReport, Vec<Diagnostic>> {
         let env = db::environment(&self.db, self.inputs);
         let bounds = env
             .scopes
@@ -71,7 +80,7 @@ impl Workspace {
             .map(|game| game.bounds.iter().cloned().collect())
             .unwrap_or_default();
         guard(module, || {
-            crate::cost::analyse(&program, &bounds, self.cost_limit)
+            crate::cost::analyse(program, &bounds, self.cost_limit)
         })
         .map_err(|internal| vec![*internal])
     }
@@ -82,10 +91,11 @@ impl Workspace {
         let mut out: Vec<Diagnostic> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
         for (module, path) in self.modules() {
-            let Ok(report) = self.cost(&module) else {
+            // The program is lowered once for both the bound and the files it names.
+            let Ok(program) = self.program(&module) else {
                 continue;
             };
-            let Ok(program) = self.program(&module) else {
+            let Ok(report) = self.cost_of(&module, &program) else {
                 continue;
             };
             let limit = crate::cost::show(report.limit);

@@ -166,6 +166,11 @@ pub struct EpisodeResult {
 }
 
 /// The harness side of one episode: the working snapshot and the events so far.
+///
+/// Cloning an agent is forking it: the copy shares every value with the original until one
+/// of them changes it (snapshots and values are copy-on-write), and continues exactly as the
+/// original would.
+#[derive(Clone)]
 pub struct Agent<'m> {
     m: &'m Machine,
     snap: Snapshot,
@@ -176,6 +181,8 @@ pub struct Agent<'m> {
     llm_calls: Vec<LlmCallLog>,
     costs: Costs,
     halted: Option<String>,
+    /// Actions taken (turns whose action ran), counted by the episode drivers.
+    actions: u32,
 }
 
 impl<'m> Agent<'m> {
@@ -210,6 +217,7 @@ impl<'m> Agent<'m> {
             llm_calls: Vec::new(),
             costs,
             halted: None,
+            actions: 0,
         })
     }
 
@@ -489,6 +497,64 @@ impl<'m> Agent<'m> {
         Ok(decision)
     }
 
+    /// A decision the caller makes instead of the decide phase: `action(args)`, which must be
+    /// an action of an enabled layer, with the right number of arguments, available now.
+    /// Records a `forced` event naming the `intervention`; [`Agent::act`] then runs it as it
+    /// runs a chosen action. The outer error is a runtime error of the availability check; the
+    /// inner one says why the decision cannot be forced.
+    pub fn force(
+        &mut self,
+        game: &dyn Game,
+        action: &str,
+        args: Vec<Value>,
+        intervention: &str,
+    ) -> RtResult<Result<Decision, String>> {
+        self.sync_view(game);
+        let m = self.m;
+        let Some(id) = m.program.actions.iter().position(|a| a.name == action) else {
+            return Ok(Err(format!("the program has no action `{action}`")));
+        };
+        let def = &m.program.actions[id];
+        if !m.is_enabled(def.layer) {
+            return Ok(Err(format!(
+                "action `{action}` belongs to layer `{}`, which is off",
+                m.layer_name(def.layer)
+            )));
+        }
+        if def.params.len() != args.len() {
+            return Ok(Err(format!(
+                "action `{action}` takes {} argument(s), not {}",
+                def.params.len(),
+                args.len()
+            )));
+        }
+        let action_id = ActionId(id as u32);
+        let mut ev = Eval::new(m, game, (self.turn, Phase::Decide, Some(def.layer)));
+        let available = ev.available(&self.snap, action_id, &args);
+        self.events.append(&mut ev.events);
+        self.costs.absorb(&mut ev);
+        if !available? {
+            return Ok(Err(format!("action `{action}` is not available now")));
+        }
+        self.emit(
+            Phase::Decide,
+            Some(def.layer),
+            def.span,
+            EventKind::Forced {
+                action: action.to_string(),
+                args: args.clone(),
+                intervention: intervention.to_string(),
+            },
+        );
+        Ok(Ok(Decision {
+            layer: def.layer,
+            rule: usize::MAX,
+            action: action_id,
+            args,
+            span: def.span,
+        }))
+    }
+
     /// The act phase: runs the chosen action atomically and sends its effects to the game.
     pub fn act(&mut self, game: &mut dyn Game, decision: &Decision) -> RtResult<()> {
         self.sync_view(game);
@@ -568,50 +634,91 @@ impl<'m> Agent<'m> {
     }
 }
 
-/// Runs one episode of `machine` against `game` until the game ends, the turn limit is reached
-/// or a runtime error occurs. LLM calls go to the machine's host, if it has one.
-pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
-    run_episode_with_llm(machine, game, machine.llm_host())
+/// How far a driver got: the episode ended, or it paused at a checkpoint.
+enum Step {
+    /// The turn has observed and revised; its decision is still to be made.
+    Paused,
+    /// The episode is over.
+    Ended(EndReason),
 }
 
-/// [`run_episode`] with this episode's own LLM host (`None`: no LLM).
-pub fn run_episode_with_llm(
-    machine: &Machine,
+/// One whole turn; the reason when the episode ended with it (or before it).
+fn whole_turn(agent: &mut Agent<'_>, game: &mut dyn Game) -> RtResult<Option<EndReason>> {
+    if agent.turn() >= agent.m.limits.max_turns {
+        return Ok(Some(EndReason::TurnLimit));
+    }
+    if !agent.run_turn(game)? {
+        return Ok(Some(EndReason::GameOver));
+    }
+    agent.actions += 1;
+    Ok(agent.halted().map(|_| EndReason::Halted))
+}
+
+/// Runs whole turns until the episode ends.
+fn run_out(agent: &mut Agent<'_>, game: &mut dyn Game) -> RtResult<EndReason> {
+    loop {
+        if let Some(end) = whole_turn(agent, game)? {
+            return Ok(end);
+        }
+    }
+}
+
+/// Runs whole turns until turn `pause` has observed and revised (before its decision), or the
+/// episode ends first.
+fn advance_to(agent: &mut Agent<'_>, game: &mut dyn Game, pause: u32) -> RtResult<Step> {
+    while agent.turn() + 1 < pause {
+        if let Some(end) = whole_turn(agent, game)? {
+            return Ok(Step::Ended(end));
+        }
+    }
+    if agent.turn() >= agent.m.limits.max_turns {
+        return Ok(Step::Ended(EndReason::TurnLimit));
+    }
+    agent.next_turn();
+    agent.observe(game)?;
+    if game.is_over() {
+        return Ok(Step::Ended(EndReason::GameOver));
+    }
+    agent.reflect_and_revise(game)?;
+    Ok(Step::Paused)
+}
+
+/// Finishes a paused turn with `decision` (or the decide phase's, when `None`) and runs on
+/// until the episode ends.
+fn resume(
+    agent: &mut Agent<'_>,
     game: &mut dyn Game,
-    llm: Option<&dyn LlmHost>,
+    decision: Option<Decision>,
+) -> RtResult<EndReason> {
+    let decision = match decision {
+        Some(decision) => decision,
+        None => agent.decide(game)?,
+    };
+    agent.act(game, &decision)?;
+    agent.actions += 1;
+    if agent.halted().is_some() {
+        return Ok(EndReason::Halted);
+    }
+    run_out(agent, game)
+}
+
+/// The record of an episode whose driver stopped with `outcome`.
+fn conclude(
+    agent: Option<&mut Agent<'_>>,
+    game: &dyn Game,
+    outcome: RtResult<EndReason>,
 ) -> EpisodeResult {
-    game.provision(&machine.provided_effects());
-    let mut events = Vec::new();
-    let mut llm_calls = Vec::new();
-    let mut costs = Costs::default();
-    // Actions taken, and the turn in which the episode ended.
-    let (mut turns, mut last_turn) = (0, 0);
-    let mut halt = None;
-    let outcome = (|| {
-        let mut agent = Agent::start(machine, game)?.with_llm_host(llm);
-        let result = loop {
-            if agent.turn() >= machine.limits.max_turns {
-                break Ok(EndReason::TurnLimit);
-            }
-            let turn = agent.run_turn(game);
-            last_turn = agent.turn();
-            match turn {
-                Ok(true) => {
-                    turns += 1;
-                    if let Some(reason) = agent.halted() {
-                        halt = Some(reason.to_owned());
-                        break Ok(EndReason::Halted);
-                    }
-                }
-                Ok(false) => break Ok(EndReason::GameOver),
-                Err(e) => break Err(e),
-            }
-        };
-        events.append(&mut agent.take_events());
-        llm_calls = agent.take_llm_calls();
-        costs = agent.costs();
-        result
-    })();
+    let (mut events, llm_calls, mut costs, turns, last_turn, halt) = match agent {
+        Some(agent) => (
+            agent.take_events(),
+            agent.take_llm_calls(),
+            agent.costs(),
+            agent.actions,
+            agent.turn(),
+            agent.halted().map(str::to_owned),
+        ),
+        None => (Vec::new(), Vec::new(), Costs::default(), 0, 0, None),
+    };
     let (end, error) = match outcome {
         Ok(end) => (end, None),
         Err(error) => {
@@ -650,5 +757,212 @@ pub fn run_episode_with_llm(
         costs,
         events,
         llm_calls,
+    }
+}
+
+/// Runs one episode of `machine` against `game` until the game ends, the turn limit is reached
+/// or a runtime error occurs. LLM calls go to the machine's host, if it has one.
+pub fn run_episode(machine: &Machine, game: &mut dyn Game) -> EpisodeResult {
+    run_episode_with_llm(machine, game, machine.llm_host())
+}
+
+/// [`run_episode`] with this episode's own LLM host (`None`: no LLM).
+pub fn run_episode_with_llm(
+    machine: &Machine,
+    game: &mut dyn Game,
+    llm: Option<&dyn LlmHost>,
+) -> EpisodeResult {
+    game.provision(&machine.provided_effects());
+    match Agent::start(machine, game) {
+        Ok(agent) => {
+            let mut agent = agent.with_llm_host(llm);
+            let outcome = run_out(&mut agent, game);
+            conclude(Some(&mut agent), game, outcome)
+        }
+        Err(error) => conclude(None, game, Err(error)),
+    }
+}
+
+/// Where an [`EpisodeRun`] stands.
+#[derive(Clone)]
+enum Stage {
+    /// Between turns.
+    Running,
+    /// Inside a turn that has observed and revised, before its decision.
+    Paused,
+    /// Inside a paused turn whose decision was made (decided or forced), before its action.
+    Decided(Decision),
+    /// Over.
+    Ended(RtResult<EndReason>),
+}
+
+/// An episode that owns its game and can stop at a checkpoint, be forked there and be given a
+/// decision: the unit of counterfactual replay.
+///
+/// A checkpoint is turn `t` after its observe, reflect and revise phases and before its
+/// decision ([`EpisodeRun::pause_at`]). [`EpisodeRun::fork`] copies agent and game there, so
+/// that the copy continues exactly as the original would; [`EpisodeRun::reseed`] switches the
+/// game's later draws to common random numbers, so that two reseeded branches differ only
+/// where their decisions differ; [`EpisodeRun::force`] makes the checkpoint's decision.
+/// [`EpisodeRun::finish`] runs to the end and returns the whole episode's record, prefix
+/// included, exactly as [`run_episode_with_llm`] would have produced it for the same decisions.
+pub struct EpisodeRun<'m> {
+    /// The agent, or the runtime error that stopped it from starting.
+    agent: Result<Agent<'m>, RuntimeError>,
+    game: Box<dyn Game>,
+    stage: Stage,
+}
+
+impl<'m> EpisodeRun<'m> {
+    /// Starts an episode of `machine` on `game` with this LLM host (`None`: no LLM).
+    pub fn start(
+        machine: &'m Machine,
+        mut game: Box<dyn Game>,
+        llm: Option<&'m dyn LlmHost>,
+    ) -> EpisodeRun<'m> {
+        game.provision(&machine.provided_effects());
+        match Agent::start(machine, game.as_ref()) {
+            Ok(agent) => EpisodeRun {
+                agent: Ok(agent.with_llm_host(llm)),
+                game,
+                stage: Stage::Running,
+            },
+            Err(error) => EpisodeRun {
+                agent: Err(error),
+                game,
+                stage: Stage::Running,
+            },
+        }
+    }
+
+    /// Runs to the checkpoint of turn `turn` (from 1). True when the episode is paused there;
+    /// false when it ended first or is already past it (a checkpoint whose decision was made
+    /// counts as past).
+    pub fn pause_at(&mut self, turn: u32) -> bool {
+        let Ok(agent) = &mut self.agent else {
+            return false;
+        };
+        match &self.stage {
+            Stage::Running if agent.turn() < turn => {
+                match advance_to(agent, self.game.as_mut(), turn) {
+                    Ok(Step::Paused) => {
+                        self.stage = Stage::Paused;
+                        true
+                    }
+                    Ok(Step::Ended(end)) => {
+                        self.stage = Stage::Ended(Ok(end));
+                        false
+                    }
+                    Err(error) => {
+                        self.stage = Stage::Ended(Err(error));
+                        false
+                    }
+                }
+            }
+            Stage::Paused => agent.turn() == turn,
+            _ => false,
+        }
+    }
+
+    /// The current turn (0 before the first).
+    pub fn turn(&self) -> u32 {
+        self.agent.as_ref().map_or(0, Agent::turn)
+    }
+
+    /// True at a checkpoint whose decision is still to be made.
+    pub fn is_paused(&self) -> bool {
+        matches!(self.stage, Stage::Paused)
+    }
+
+    /// The value of a computed value now, by name (see [`Agent::computed`]).
+    pub fn computed(&mut self, name: &str) -> Option<RtResult<Value>> {
+        let agent = self.agent.as_mut().ok()?;
+        agent.computed(self.game.as_ref(), name)
+    }
+
+    /// A copy of the episode that continues exactly as this one would; `None` when the game
+    /// cannot be forked (see [`Game::fork`]).
+    pub fn fork(&self) -> Option<EpisodeRun<'m>> {
+        Some(EpisodeRun {
+            agent: self.agent.clone(),
+            game: self.game.fork()?,
+            stage: self.stage.clone(),
+        })
+    }
+
+    /// Switches the game's later draws to common random numbers under `salt` (see
+    /// [`Game::reseed`]); false when the game cannot.
+    pub fn reseed(&mut self, salt: u64) -> bool {
+        self.game.reseed(salt)
+    }
+
+    /// At a checkpoint, runs the decide phase and returns its decision, which the episode then
+    /// takes; `None` when the episode is not paused. A runtime error ends the episode.
+    pub fn decide(&mut self) -> Option<(String, Vec<Value>)> {
+        let Stage::Paused = self.stage else {
+            return None;
+        };
+        let agent = self.agent.as_mut().ok()?;
+        match agent.decide(self.game.as_ref()) {
+            Ok(decision) => {
+                let named = (
+                    agent.m.action_name(decision.action).to_string(),
+                    decision.args.clone(),
+                );
+                self.stage = Stage::Decided(decision);
+                Some(named)
+            }
+            Err(error) => {
+                self.stage = Stage::Ended(Err(error));
+                None
+            }
+        }
+    }
+
+    /// At a checkpoint, makes `action(args)` the turn's decision instead of the decide phase's,
+    /// recording a `forced` event that names `intervention` (see [`Agent::force`]). An error
+    /// says why it cannot be forced and leaves the checkpoint as it was; a runtime error of the
+    /// availability check ends the episode.
+    pub fn force(
+        &mut self,
+        action: &str,
+        args: Vec<Value>,
+        intervention: &str,
+    ) -> Result<(), String> {
+        let Stage::Paused = self.stage else {
+            return Err("the episode is not at a checkpoint".into());
+        };
+        let Ok(agent) = self.agent.as_mut() else {
+            return Err("the episode did not start".into());
+        };
+        match agent.force(self.game.as_ref(), action, args, intervention) {
+            Ok(Ok(decision)) => {
+                self.stage = Stage::Decided(decision);
+                Ok(())
+            }
+            Ok(Err(message)) => Err(message),
+            Err(error) => {
+                let message = error.to_string();
+                self.stage = Stage::Ended(Err(error));
+                Err(message)
+            }
+        }
+    }
+
+    /// Runs the episode to its end and returns its record: every event from the start.
+    pub fn finish(mut self) -> EpisodeResult {
+        let stage = std::mem::replace(&mut self.stage, Stage::Running);
+        let agent = match &mut self.agent {
+            Ok(agent) => agent,
+            Err(error) => return conclude(None, self.game.as_ref(), Err(error.clone())),
+        };
+        let game = self.game.as_mut();
+        let outcome = match stage {
+            Stage::Ended(outcome) => outcome,
+            Stage::Running => run_out(agent, game),
+            Stage::Paused => resume(agent, game, None),
+            Stage::Decided(decision) => resume(agent, game, Some(decision)),
+        };
+        conclude(Some(agent), self.game.as_ref(), outcome)
     }
 }

@@ -157,6 +157,17 @@ pub enum EventKind<V = Value> {
         /// The index of the rule in its `decide` block.
         rule: usize,
     },
+    /// The caller made the turn's decision instead of the decide phase: a forked branch of a
+    /// counterfactual replay taking an intervention (or, for the null intervention, the
+    /// factual decision).
+    Forced {
+        /// The action's name.
+        action: String,
+        /// Its arguments.
+        args: Vec<V>,
+        /// The intervention, as the caller names it.
+        intervention: String,
+    },
     /// An action failed a `requires` check or was unavailable; nothing of it applied.
     Rejected {
         /// The action's name.

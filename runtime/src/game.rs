@@ -107,4 +107,22 @@ pub trait Game: Send {
     fn provision(&mut self, provided: &BTreeSet<String>) {
         let _ = provided;
     }
+
+    /// A copy of the episode as it stands, which continues exactly as this one would: the same
+    /// view, the same pending observations and the same random draws in the same order. `None`
+    /// (the default) when the game cannot be copied; a forked episode then cannot be made.
+    fn fork(&self) -> Option<Box<dyn Game>> {
+        None
+    }
+
+    /// Switches the episode's later random draws to common random numbers under `salt`: from
+    /// now on, the `j`-th occurrence of an effect with the same arguments draws the same
+    /// outcome in every copy reseeded with `salt`, whatever the copies did before (see
+    /// [`crate::EffectDraws`]). Different salts are independent replicates. Returns false (the
+    /// default) when the game cannot key its draws; a game whose effects draw nothing after the
+    /// start returns true and changes nothing.
+    fn reseed(&mut self, salt: u64) -> bool {
+        let _ = salt;
+        false
+    }
 }

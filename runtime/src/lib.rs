@@ -56,7 +56,7 @@ pub fn signatures() -> harness_compiler::signatures::SignatureSet {
 }
 
 pub use episode::{
-    Agent, Costs, Decision, EndReason, EpisodeResult, run_episode, run_episode_with_llm,
+    Agent, Costs, Decision, EndReason, EpisodeResult, EpisodeRun, run_episode, run_episode_with_llm,
 };
 pub use error::{ErrorCode, RtResult, RuntimeError};
 pub use event::{Event, EventKind, Phase, TraceEvent, TraceEventKind, TraceFile, to_json_lines};
@@ -72,5 +72,5 @@ pub use manifest::{
 };
 pub use native::{NativeCtx, NativeError, NativeFn, Natives};
 pub use snapshot::{Preview, Snapshot};
-pub use streams::{RngStreams, Stream};
+pub use streams::{EffectDraws, RngStreams, Stream};
 pub use value::{Float, Opaque, RecordValue, Value, VariantValue};

@@ -72,6 +72,70 @@ impl Stream {
     }
 }
 
+/// The random draws of a game's effects, positional until the episode is forked.
+///
+/// An unforked episode draws from one stream in order, so its traces never change. After a
+/// fork, [`EffectDraws::reseed`] switches to *keyed* draws: the `j`-th time an effect with the
+/// same key (its name and arguments, written by the game) draws, it reads a stream that depends
+/// only on the episode's seed, the salt, the key and `j`. Two branches reseeded with one salt
+/// then see the same outcome whenever they take the same effect, whatever else they did before
+/// (common random numbers), and different salts give independent replicates.
+#[derive(Clone, Debug)]
+pub struct EffectDraws {
+    stream: Stream,
+    keyed: Option<Keyed>,
+}
+
+/// The state of keyed draws: the salted base and how often each key has drawn.
+#[derive(Clone, Debug)]
+struct Keyed {
+    base: u64,
+    seen: std::collections::BTreeMap<String, u32>,
+}
+
+impl EffectDraws {
+    /// Positional draws from `stream`.
+    pub fn new(stream: Stream) -> Self {
+        Self {
+            stream,
+            keyed: None,
+        }
+    }
+
+    /// Keyed draws from now on, under `salt`, for the episode whose streams are `streams` and
+    /// this purpose `name` (the name of the positional stream, so that two purposes of one game
+    /// stay independent).
+    pub fn reseed(&mut self, streams: &RngStreams, name: &str, salt: u64) {
+        let mut state = streams.seed() ^ fnv1a(name.as_bytes());
+        let mixed = splitmix64(&mut state) ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let mut state = mixed;
+        self.keyed = Some(Keyed {
+            base: splitmix64(&mut state),
+            seen: std::collections::BTreeMap::new(),
+        });
+    }
+
+    /// True once [`EffectDraws::reseed`] has switched to keyed draws.
+    pub fn is_keyed(&self) -> bool {
+        self.keyed.is_some()
+    }
+
+    /// The stream an effect with this key draws from: the positional stream before a reseed,
+    /// afterwards a fresh stream for this occurrence of the key.
+    pub fn for_effect(&mut self, key: &str) -> &mut Stream {
+        if let Some(keyed) = &mut self.keyed {
+            let seen = keyed.seen.entry(key.to_string()).or_insert(0);
+            *seen += 1;
+            let mut state = keyed.base ^ fnv1a(key.as_bytes());
+            state = splitmix64(&mut state) ^ u64::from(*seen);
+            self.stream = Stream {
+                state: splitmix64(&mut state),
+            };
+        }
+        &mut self.stream
+    }
+}
+
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -117,6 +181,31 @@ mod tests {
         assert_eq!(
             RngStreams::new(0).stream("game").next_u64(),
             17_024_573_563_194_565_354
+        );
+    }
+
+    #[test]
+    fn keyed_draws_depend_on_key_occurrence_and_salt_not_on_order() {
+        let streams = RngStreams::new(5);
+        let keyed = |salt| {
+            let mut draws = EffectDraws::new(streams.stream("game"));
+            draws.reseed(&streams, "game", salt);
+            draws
+        };
+        let (mut a, mut b) = (keyed(1), keyed(1));
+        let a_first = a.for_effect("probe:3").next_u64();
+        let _ = b.for_effect("probe:9").next_u64();
+        // Another key drawn in between does not move this key's draws.
+        assert_eq!(b.for_effect("probe:3").next_u64(), a_first);
+        // The second occurrence of a key draws afresh.
+        assert_ne!(a.for_effect("probe:3").next_u64(), a_first);
+        assert_ne!(keyed(2).for_effect("probe:3").next_u64(), a_first);
+        // Before a reseed, draws stay positional.
+        let mut positional = EffectDraws::new(streams.stream("game"));
+        assert!(!positional.is_keyed());
+        assert_eq!(
+            positional.for_effect("x").next_u64(),
+            streams.stream("game").next_u64()
         );
     }
 

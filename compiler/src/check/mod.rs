@@ -152,11 +152,10 @@ pub fn check_chunk(
         ck.finish(&mut out, item.span().end);
     }
     for member in members {
+        // A member chunk has no layer when its layer's header did not parse (`layer l, x {`):
+        // that syntax error is reported with the header, and the members are checked once it
+        // is fixed.
         let Some(layer) = layer else {
-            out.diagnostics.push(Diagnostic::internal(
-                member.span(),
-                "a layer member outside a layer",
-            ));
             continue;
         };
         let mut ck = Checker::new(scope, sigs, Some(layer), Ctx::Computed);

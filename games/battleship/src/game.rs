@@ -274,6 +274,16 @@ impl Game {
     /// Asks `question`. Counts a turn and a question, and returns the spotter's answer to
     /// "is there a ship cell in the region" (hit cells included).
     pub fn ask(&mut self, question: &Question) -> Result<bool, GameError> {
+        self.ask_flipped(question, None)
+    }
+
+    /// [`Game::ask`] with the spotter's flip decided by the caller when `flip` is given (a
+    /// forked episode draws it from its own keyed stream); with `None` the spotter draws.
+    pub fn ask_flipped(
+        &mut self,
+        question: &Question,
+        flip: Option<bool>,
+    ) -> Result<bool, GameError> {
         if self.is_over() {
             return Err(GameError::GameOver);
         }
@@ -281,7 +291,11 @@ impl Game {
             return Err(GameError::NoQuestionsLeft);
         }
         self.turn += 1;
-        let answer = self.spotter.answer(self.board.exists_ship(question.region));
+        let truth = self.board.exists_ship(question.region);
+        let answer = match flip {
+            Some(flip) => truth != flip,
+            None => self.spotter.answer(truth),
+        };
         self.questions.push(AskedQuestion {
             id: question.id.clone(),
             family: question.family,

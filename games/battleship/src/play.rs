@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
-    Effect, Game as RuntimeGame, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec,
-    NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType, RngStreams,
-    Value,
+    Effect, EffectDraws, Game as RuntimeGame, GameKind, GameManifest, GameOptions, InstanceSet,
+    MetricSpec, NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType,
+    RngStreams, Value,
 };
 
 use crate::belief::{
@@ -206,6 +206,7 @@ impl GameKind for Battleship {
             epsilon,
             pending: Vec::new(),
             version: 0,
+            keyed_flips: None,
         }))
     }
 
@@ -220,13 +221,20 @@ impl GameKind for Battleship {
     }
 }
 
+/// The stream a forked episode's spotter flips are keyed in.
+const SPOTTER_STREAM: &str = "battleship.spotter";
+
 /// One running game as the runtime sees it.
+#[derive(Clone)]
 struct Episode {
     game: Game,
     game_seed: i64,
     epsilon: f64,
     pending: Vec<Observation>,
     version: u64,
+    /// After a reseed, the keyed draws of the spotter's flips (one per question asked); before
+    /// it, the spotter's own stream, as in the paper.
+    keyed_flips: Option<EffectDraws>,
 }
 
 fn cell_value(cell: Cell) -> Value {
@@ -449,9 +457,14 @@ impl RuntimeGame for Episode {
                     .ok_or("ask expects a Question")?
                     .0
                     .clone();
+                let epsilon = self.game.spotter_epsilon();
+                let flip = self.keyed_flips.as_mut().map(|draws| {
+                    epsilon > 0.0
+                        && draws.for_effect(&format!("ask:{}", question.id)).next_f64() < epsilon
+                });
                 let answer = self
                     .game
-                    .ask(&question)
+                    .ask_flipped(&question, flip)
                     .map_err(|error| error.to_string())?;
                 Observation {
                     name: Arc::from("answer"),
@@ -475,6 +488,19 @@ impl RuntimeGame for Episode {
 
     fn is_over(&self) -> bool {
         self.game.is_over()
+    }
+
+    fn fork(&self) -> Option<Box<dyn RuntimeGame>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn reseed(&mut self, salt: u64) -> bool {
+        // Shots draw nothing; only the spotter's flips are random.
+        let streams = RngStreams::new(self.game_seed as u64);
+        let mut draws = EffectDraws::new(streams.stream(SPOTTER_STREAM));
+        draws.reseed(&streams, SPOTTER_STREAM, salt);
+        self.keyed_flips = Some(draws);
+        true
     }
 
     fn metrics(&self) -> BTreeMap<String, Value> {

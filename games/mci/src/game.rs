@@ -969,6 +969,15 @@ impl Game for Episode {
         self.submission.is_some() || self.out_of_budget
     }
 
+    fn fork(&self) -> Option<Box<dyn Game>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn reseed(&mut self, _salt: u64) -> bool {
+        // No effect draws anything at random: the copies already agree.
+        true
+    }
+
     /// The registry is the ungated answer tools plus the gated tools the enabled layers
     /// `uses`: a K3 stack is offered exactly K3's tools, as the paper's level-K process is
     /// built with K's registry only (C.3).

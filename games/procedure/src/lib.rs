@@ -463,6 +463,15 @@ impl Game for Session {
         self.report.is_some() || self.stopped || self.calls >= MAX_CALLS
     }
 
+    fn fork(&self) -> Option<Box<dyn Game>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn reseed(&mut self, _salt: u64) -> bool {
+        // No effect draws anything at random: the copies already agree.
+        true
+    }
+
     fn metrics(&self) -> BTreeMap<String, Value> {
         let truth = self.task.truth();
         let mut out = BTreeMap::from([

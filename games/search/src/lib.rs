@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
-    Effect, Game, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec, Natives,
-    Observation, RngStreams, Stream, Value, VariantValue,
+    Effect, EffectDraws, Game, GameKind, GameManifest, GameOptions, InstanceSet, MetricSpec,
+    Natives, Observation, RngStreams, Value, VariantValue,
 };
 
 /// The name in `use game search`.
@@ -32,6 +32,9 @@ const INSTANCES: &[(&str, i64, u32)] = &[
     ("n64-p15", 64, 15),
     ("n100-p20", 100, 20),
 ];
+
+/// The stream the answer noise draws from.
+const NOISE_STREAM: &str = "search.noise";
 
 /// The direction enum's name, as the game's bindings declare it.
 pub const DIR: &str = "Dir";
@@ -193,7 +196,8 @@ pub struct Episode {
     guess: Option<i64>,
     version: u64,
     pending: Vec<Observation>,
-    rng: Stream,
+    noise_draws: EffectDraws,
+    streams: RngStreams,
 }
 
 impl Episode {
@@ -212,7 +216,8 @@ impl Episode {
             guess: None,
             version: 0,
             pending: Vec::new(),
-            rng: streams.stream("search.noise"),
+            noise_draws: EffectDraws::new(streams.stream(NOISE_STREAM)),
+            streams: *streams,
         }
     }
 
@@ -263,9 +268,10 @@ impl Game for Episode {
                     std::cmp::Ordering::Equal => 1,
                     std::cmp::Ordering::Greater => 2,
                 };
-                let answer = if self.rng.chance(self.noise) {
+                let rng = self.noise_draws.for_effect(&format!("probe:{cell}"));
+                let answer = if rng.chance(self.noise) {
                     // One of the two wrong directions, uniformly.
-                    (truth + 1 + self.rng.below(2) as u32) % 3
+                    (truth + 1 + rng.below(2) as u32) % 3
                 } else {
                     truth
                 };
@@ -294,6 +300,15 @@ impl Game for Episode {
 
     fn is_over(&self) -> bool {
         self.guess.is_some()
+    }
+
+    fn fork(&self) -> Option<Box<dyn Game>> {
+        Some(Box::new(self.clone()))
+    }
+
+    fn reseed(&mut self, salt: u64) -> bool {
+        self.noise_draws.reseed(&self.streams, NOISE_STREAM, salt);
+        true
     }
 
     fn metrics(&self) -> BTreeMap<String, Value> {

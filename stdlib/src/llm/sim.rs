@@ -7,7 +7,8 @@
 //! is what its persona declares, and its figures are never a model's.
 //!
 //! A persona declares, per `llm` item, an **intent** (a literal reply, or values taken from the
-//! rendered prompt by pattern) and **noise channels** (wrong value, malformed JSON, missing
+//! rendered prompt by pattern, optionally edited by literal `replace = [['from', 'to']]`
+//! substitutions) and **noise channels** (wrong value, malformed JSON, missing
 //! field, reordering, paraphrase of strings, no answer). Each channel fires with probability
 //! `min(1, rate × temperature)`, so temperature 0 is noise-free. Every draw comes from a stream
 //! of the episode's seeded streams named after the request hash and its occurrence, so the
@@ -92,6 +93,10 @@ enum Intent {
     Capture {
         pattern: Regex,
         default: Option<Box<Intent>>,
+        /// Literal `(from, to)` substitutions applied in order to the captured text: a test
+        /// instrument's stand-in for a model that edits what it read (a harness taken from
+        /// the prompt and changed), not a model of anything.
+        replace: Vec<(String, String)>,
     },
     /// The first of `items` that is not in the list captured by `done` (a procedure's next
     /// step); `default` when every item is done or `done` does not match.
@@ -348,10 +353,11 @@ fn effect_persona(path: &str, value: &toml::Value) -> Result<EffectPersona, Pers
 fn intent(path: &str, value: &toml::Value) -> Result<Intent, PersonaError> {
     match value {
         toml::Value::Table(table) if table.contains_key("capture") => {
-            only_keys(path, table, &["capture", "default"])?;
+            only_keys(path, table, &["capture", "default", "replace"])?;
             Ok(Intent::Capture {
                 pattern: pattern(&format!("{path}.capture"), &table["capture"])?,
                 default: default_intent(path, table)?,
+                replace: replacements(&format!("{path}.replace"), table.get("replace"))?,
             })
         }
         toml::Value::Table(table) if table.contains_key("next_in") => {
@@ -399,6 +405,29 @@ fn intent(path: &str, value: &toml::Value) -> Result<Intent, PersonaError> {
             .map(Intent::List),
         scalar => Ok(Intent::Literal(to_json(scalar))),
     }
+}
+
+/// `replace = [['from', 'to'], ...]` of a capture intent.
+fn replacements(
+    path: &str,
+    value: Option<&toml::Value>,
+) -> Result<Vec<(String, String)>, PersonaError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let expected = || error(path, "expected a list of ['from', 'to'] pairs of strings");
+    let toml::Value::Array(pairs) = value else {
+        return Err(expected());
+    };
+    pairs
+        .iter()
+        .map(|pair| match pair.as_array().map(Vec::as_slice) {
+            Some([toml::Value::String(from), toml::Value::String(to)]) if !from.is_empty() => {
+                Ok((from.clone(), to.clone()))
+            }
+            _ => Err(expected()),
+        })
+        .collect()
 }
 
 fn default_intent(path: &str, table: &toml::Table) -> Result<Option<Box<Intent>>, PersonaError> {
@@ -692,12 +721,21 @@ fn build(intent: &Intent, ty: Option<&FieldType>, prompt: &str) -> Option<Node> 
     };
     match intent {
         Intent::Literal(value) => Some(Node::from_json(value)),
-        Intent::Capture { pattern, default } => {
-            match pattern.captures(prompt).and_then(|c| c.get(1)) {
-                Some(text) => Some(Node::from_json(&coerce(text.as_str(), ty))),
-                None => default.as_ref().and_then(|d| build(d, ty, prompt)),
+        Intent::Capture {
+            pattern,
+            default,
+            replace,
+        } => match pattern.captures(prompt).and_then(|c| c.get(1)) {
+            Some(text) => {
+                let text = replace
+                    .iter()
+                    .fold(text.as_str().to_string(), |t, (from, to)| {
+                        t.replace(from, to)
+                    });
+                Some(Node::from_json(&coerce(&text, ty)))
             }
-        }
+            None => default.as_ref().and_then(|d| build(d, ty, prompt)),
+        },
         Intent::NextIn {
             items,
             done,
