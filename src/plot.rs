@@ -51,8 +51,8 @@ pub struct Panel {
     pub groups: Vec<Group>,
 }
 
-/// A signed effect for one instance with its interval, e.g. a board's paired change of mean
-/// F1 when a layer is added.
+/// A signed effect for one instance with its interval, e.g. an instance's paired change of a
+/// mean score when a layer is added.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Effect {
     /// The instance's label.
@@ -891,12 +891,12 @@ mod tests {
             ],
         };
         let svg = panels(
-            "Win rate and F1 by arm",
+            "Solve rate and score by arm",
             "arms differ in layers",
             &["run".into()],
             &[
                 panel("win rate", true, [0.5, 0.741]),
-                panel("F1", false, [0.4, 0.6]),
+                panel("score", false, [0.4, 0.6]),
             ],
         );
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -949,13 +949,23 @@ mod tests {
             lo: value - 0.02,
             hi: value + 0.02,
         };
-        let effects = vec![effect("B01", 0.1), effect("B02", -0.05), effect("B03", 0.0)];
+        let effects = vec![
+            effect("n16-p10", 0.1),
+            effect("n32-p10", -0.05),
+            effect("n64-p15", 0.0),
+        ];
         let mean = Mean {
             value: 0.0167,
             lo: -0.01,
             hi: 0.04,
         };
-        let svg = signed_effects("F1 effect of planning", "", "ΔF1", &effects, Some(mean));
+        let svg = signed_effects(
+            "Score effect of planning",
+            "",
+            "Δscore",
+            &effects,
+            Some(mean),
+        );
         assert_eq!(count(&svg, &format!("fill=\"{POSITIVE}\"")), 2);
         assert_eq!(count(&svg, &format!("fill=\"{NEGATIVE}\"")), 1);
         assert_eq!(
@@ -1035,7 +1045,7 @@ mod tests {
             "",
             "x",
             &[Effect {
-                label: "B01".into(),
+                label: "n16-p10".into(),
                 value: -0.1864,
                 lo: -0.1864,
                 hi: -0.1864,

@@ -137,7 +137,7 @@ pub struct SrcSpan {
 /// A whole checked program: one root module and every module it uses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
-    /// The root module's name (`battleship.planning`), or the file path when it has no header.
+    /// The root module's name (`examples.search`), or the file path when it has no header.
     pub module: String,
     /// The game named by `use game <name>`, if any.
     pub game: Option<String>,

@@ -56,7 +56,7 @@ pub enum MetricRole {
 pub struct MetricSpec {
     /// The key in the episode's metrics, for example `solved`.
     pub name: String,
-    /// A short column label, for example `solved` or `F1`.
+    /// A short column label, for example `solved` or `score`.
     pub label: String,
     /// How it aggregates.
     pub kind: MetricKind,

@@ -414,7 +414,7 @@ pub(crate) mod tests {
 {"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"chosen","action":"strike","args":["C5"],"rule":1}
 {"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"llm_call","effect":"revise_policy","attempt":1,"outcome":"not_configured","provider":null,"model":null,"prompt_tokens":null,"completion_tokens":null}
 {"turn":4,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"shot","args":["C5",true]}
-{"turn":4,"phase":"end","layer":null,"span":{"file":0,"start":0,"end":0},"event":"episode_end","reason":"game_over","metrics":{"f1":0.5,"won":true}}
+{"turn":4,"phase":"end","layer":null,"span":{"file":0,"start":0,"end":0},"event":"episode_end","reason":"game_over","metrics":{"score":0.5,"solved":true}}
 "#;
 
     #[test]
@@ -447,7 +447,7 @@ pub(crate) mod tests {
         assert_eq!(rows[2].llm, vec!["revise_policy: not_configured"]);
         let end = end.unwrap();
         assert_eq!(end.reason, "game_over");
-        assert_eq!(end.metrics["won"], "yes");
+        assert_eq!(end.metrics["solved"], "yes");
     }
 
     #[test]
