@@ -771,7 +771,7 @@ pub enum ExprKind {
     Config(ConfigId),
     /// A constant.
     Const(ConstId),
-    /// A game query without arguments (`game.shots_left`), read from the agent-visible view.
+    /// A game query without arguments (`game.probes_left`), read from the agent-visible view.
     GameProperty(String),
     /// A game query with arguments (`game.is_unknown(cell)`).
     GameCall {

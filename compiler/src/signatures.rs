@@ -124,7 +124,7 @@ pub struct EnumSig {
     pub module: Option<String>,
 }
 
-/// A query of a game's agent-visible view: a property (`game.shots_left`) or a function
+/// A query of a game's agent-visible view: a property (`game.probes_left`) or a function
 /// (`game.unknown_cells()`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct QuerySig {
@@ -350,7 +350,7 @@ impl GameSig {
         self
     }
 
-    /// Adds a query: a property `"shots_left: Int"` or a function
+    /// Adds a query: a property `"probes_left: Int"` or a function
     /// `"fn is_unknown(cell: Cell) -> Bool"`.
     pub fn query(&mut self, sig: &str, doc: &str, example: &str) -> &mut Self {
         let parsed = if sig.trim_start().starts_with("fn ") {
@@ -797,7 +797,7 @@ mod tests {
         let mut game = GameSig::new("g", "");
         game.method("fn Posterior.prior(particles: Int) -> Posterior", "", "")
             .method("fn p_yes(self: Posterior, q: Question) -> Float", "", "")
-            .query("shots_left: Int", "", "")
+            .query("probes_left: Int", "", "")
             .effect("fn fire(cell: Cell)", "");
         assert!(game.problems.is_empty(), "{:?}", game.problems);
         assert_eq!(game.builtins[0].name, "Posterior.prior");
