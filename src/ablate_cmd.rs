@@ -30,7 +30,7 @@ pub enum Profile {
 #[derive(Args, Debug)]
 pub struct AblateArgs {
     /// The harness: a directory of `.harness` files or one file (default: the bundled
-    /// Battleship harness). Not needed with --resume.
+    /// harness of the default game, see `harness games`). Not needed with --resume.
     pub harness: Option<PathBuf>,
     /// The module to run when the harness has several top modules.
     #[arg(long)]
@@ -50,7 +50,7 @@ pub struct AblateArgs {
     pub particles: Option<u32>,
     /// The instances: a set (`harness games describe GAME` lists them), `all`, or a
     /// comma-separated list (default: the game's first set that fits the options).
-    #[arg(long, alias = "boards")]
+    #[arg(long)]
     pub instances: Option<String>,
     /// The seeds: a count (`3` is 0, 1, 2), a range (`0..100`) or a list (`3,7,11`)
     /// [default: 3].
