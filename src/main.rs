@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod ablate_cmd;
+mod bench_cmd;
 mod check;
 mod estimate_cmd;
 mod evolve_cmd;
@@ -124,6 +125,10 @@ enum Command {
     /// advantage of each intervention of a harness's inert interventions layer per context
     /// (CIEL), and write the pair records and the fitted advantage table.
     Estimate(Box<estimate_cmd::EstimateArgs>),
+    /// Time pairs of commands from a bench file as whole processes, in turn (A B A B …), and
+    /// print each figure's median, minimum and maximum and the ratio A/B run by run, with the
+    /// load average. Exits with 1 when a command fails or does not print what the file expects.
+    Bench(bench_cmd::BenchArgs),
     /// Look into a result folder written by `harness ablate`: the run, one episode, a value
     /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
     /// run or the episode or arm is missing.
@@ -635,6 +640,7 @@ fn run_cli(cli: Cli) -> ExitCode {
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
         Command::Estimate(args) => estimate_cmd::run(&args),
+        Command::Bench(args) => bench_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
         Command::Report { run, run2, out } => report_page(&run, run2.as_deref(), out),
         Command::Runs {
