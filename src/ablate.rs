@@ -48,6 +48,9 @@ pub struct Request {
     pub settings: Vec<(String, Vec<(String, String)>)>,
     /// `--set-json NAME=FILE`, read: structured settings.
     pub set_json: Vec<(String, serde_json::Value)>,
+    /// The training seeds of the advantage tables among them, which the plan's seeds must
+    /// avoid.
+    pub frozen: Vec<crate::estimate::Frozen>,
     /// Where run folders are created.
     pub out: PathBuf,
     /// `--resume DIR`.
@@ -340,6 +343,9 @@ fn start(
     };
     if replicates == 0 {
         return Err("--replicates must be at least 1".to_string().into());
+    }
+    for table in &request.frozen {
+        table.check(&seeds)?;
     }
     let sources_settings: Vec<(&str, Vec<(String, String)>)> = settings
         .iter()

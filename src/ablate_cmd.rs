@@ -122,20 +122,29 @@ pub struct AblateArgs {
     pub llm: llm_args::LlmArgs,
 }
 
-/// Reads `--set-json name=FILE` files as JSON.
-pub fn read_set_json(
-    given: &[(String, String)],
-) -> Result<Vec<(String, serde_json::Value)>, String> {
-    given
-        .iter()
-        .map(|(name, path)| {
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| format!("--set-json {name}={path}: cannot read it: {error}"))?;
-            let value = serde_json::from_str(&text)
-                .map_err(|error| format!("--set-json {name}={path}: not JSON: {error}"))?;
-            Ok((name.clone(), value))
-        })
-        .collect()
+/// The `--set-json` values as the harness receives them, and the training seeds of the
+/// advantage tables among them.
+pub type SetJson = (
+    Vec<(String, serde_json::Value)>,
+    Vec<harness::estimate::Frozen>,
+);
+
+/// Reads `--set-json name=FILE` files as JSON. An advantage table written by `harness
+/// estimate` gives the harness its `advantages` map, and its training seeds, which the run's
+/// seeds must avoid.
+pub fn read_set_json(given: &[(String, String)]) -> Result<SetJson, String> {
+    let mut values = Vec::new();
+    let mut frozen = Vec::new();
+    for (name, path) in given {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("--set-json {name}={path}: cannot read it: {error}"))?;
+        let value = serde_json::from_str(&text)
+            .map_err(|error| format!("--set-json {name}={path}: not JSON: {error}"))?;
+        let (value, table) = harness::estimate::unwrap_table(name, path, value)?;
+        values.push((name.clone(), value));
+        frozen.extend(table);
+    }
+    Ok((values, frozen))
 }
 
 /// The request the flags describe.
@@ -168,6 +177,7 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         ));
     }
     settings.push(("--set".to_string(), args.set.clone()));
+    let (set_json, frozen) = read_set_json(&args.set_json)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
@@ -184,7 +194,8 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         sweeps: args.sweeps.clone(),
         options: args.options.clone(),
         settings,
-        set_json: read_set_json(&args.set_json)?,
+        set_json,
+        frozen,
         out: args.out.clone(),
         resume: args.resume.clone(),
         threads: args.jobs.unwrap_or(0),

@@ -880,6 +880,19 @@ impl<'m> EpisodeRun<'m> {
         agent.computed(self.game.as_ref(), name)
     }
 
+    /// What the episode has cost the runtime so far (its LLM counters are counted when it
+    /// finishes): at a checkpoint, the prefix's cost, which a replay's cost is counted beyond.
+    pub fn costs(&self) -> Costs {
+        self.agent
+            .as_ref()
+            .map_or_else(|_| Costs::default(), Agent::costs)
+    }
+
+    /// The game's metrics now (see [`Game::metrics`]).
+    pub fn metrics(&self) -> BTreeMap<String, Value> {
+        self.game.metrics()
+    }
+
     /// A copy of the episode that continues exactly as this one would; `None` when the game
     /// cannot be forked (see [`Game::fork`]).
     pub fn fork(&self) -> Option<EpisodeRun<'m>> {
