@@ -42,12 +42,17 @@ pub struct Request {
     pub arms: Vec<(String, Vec<String>)>,
     /// `--sweep NAME=VALUES`.
     pub sweeps: Vec<Sweep>,
+    /// `--contrast TREATMENT:BASELINE`: arms to contrast over common episodes.
+    pub contrasts: Vec<(String, String)>,
     /// `--option NAME=VALUE`: game options.
     pub options: Vec<(String, String)>,
     /// Settings for every arm, each list with the flag it came from (for conflict messages).
     pub settings: Vec<(String, Vec<(String, String)>)>,
     /// `--set-json NAME=FILE`, read: structured settings.
     pub set_json: Vec<(String, serde_json::Value)>,
+    /// The training seeds of the advantage tables among them, which the plan's seeds must
+    /// avoid.
+    pub frozen: Vec<crate::estimate::Frozen>,
     /// Where run folders are created.
     pub out: PathBuf,
     /// `--resume DIR`.
@@ -341,6 +346,9 @@ fn start(
     if replicates == 0 {
         return Err("--replicates must be at least 1".to_string().into());
     }
+    for table in &request.frozen {
+        table.check(&seeds)?;
+    }
     let sources_settings: Vec<(&str, Vec<(String, String)>)> = settings
         .iter()
         .map(|(source, list)| (source.as_str(), list.clone()))
@@ -391,11 +399,27 @@ fn start(
     }
     let arms = plan::cross(base, &sweeps)?;
     check_names(&arms)?;
+    for (treatment, baseline) in &request.contrasts {
+        for name in [treatment, baseline] {
+            if !arms.iter().any(|arm| &arm.name == name) {
+                return Err(format!(
+                    "--contrast {treatment}:{baseline} names arm `{name}`, which the plan does not \
+                     have; its arms are {}",
+                    arms.iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+                .into());
+            }
+        }
+    }
     let plan = Plan {
         arms,
         instances,
         seeds,
         replicates,
+        contrasts: request.contrasts.clone(),
     };
     let llm = hooks.prepare(&program)?;
     let experiment = Experiment::new(

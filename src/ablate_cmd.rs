@@ -30,7 +30,7 @@ pub enum Profile {
 #[derive(Args, Debug)]
 pub struct AblateArgs {
     /// The harness: a directory of `.harness` files or one file (default: the bundled
-    /// Battleship harness). Not needed with --resume.
+    /// harness of the default game, see `harness games`). Not needed with --resume.
     pub harness: Option<PathBuf>,
     /// The module to run when the harness has several top modules.
     #[arg(long)]
@@ -50,7 +50,7 @@ pub struct AblateArgs {
     pub particles: Option<u32>,
     /// The instances: a set (`harness games describe GAME` lists them), `all`, or a
     /// comma-separated list (default: the game's first set that fits the options).
-    #[arg(long, alias = "boards")]
+    #[arg(long)]
     pub instances: Option<String>,
     /// The seeds: a count (`3` is 0, 1, 2), a range (`0..100`) or a list (`3,7,11`)
     /// [default: 3].
@@ -78,6 +78,10 @@ pub struct AblateArgs {
     /// A named arm: `--arm NAME=LAYER,LAYER` (repeatable).
     #[arg(long = "arm", value_parser = plan::parse_arm)]
     pub arms: Vec<(String, Vec<String>)>,
+    /// Contrast two arms over their common episodes, every metric: `--contrast
+    /// TREATMENT:BASELINE` (repeatable).
+    #[arg(long = "contrast", value_parser = parse_contrast)]
+    pub contrasts: Vec<(String, String)>,
     /// Sweep a config value: `--sweep NAME=V1,V2` (repeatable; several sweeps are crossed).
     #[arg(long = "sweep", value_parser = plan::parse_sweep)]
     pub sweeps: Vec<Sweep>,
@@ -122,20 +126,41 @@ pub struct AblateArgs {
     pub llm: llm_args::LlmArgs,
 }
 
-/// Reads `--set-json name=FILE` files as JSON.
-pub fn read_set_json(
-    given: &[(String, String)],
-) -> Result<Vec<(String, serde_json::Value)>, String> {
-    given
-        .iter()
-        .map(|(name, path)| {
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| format!("--set-json {name}={path}: cannot read it: {error}"))?;
-            let value = serde_json::from_str(&text)
-                .map_err(|error| format!("--set-json {name}={path}: not JSON: {error}"))?;
-            Ok((name.clone(), value))
-        })
-        .collect()
+/// The `--set-json` values as the harness receives them, and the training seeds of the
+/// advantage tables among them.
+pub type SetJson = (
+    Vec<(String, serde_json::Value)>,
+    Vec<harness::estimate::Frozen>,
+);
+
+/// Reads `--set-json name=FILE` files as JSON. An advantage table written by `harness
+/// estimate` gives the harness its `advantages` map, and its training seeds, which the run's
+/// seeds must avoid.
+pub fn read_set_json(given: &[(String, String)]) -> Result<SetJson, String> {
+    let mut values = Vec::new();
+    let mut frozen = Vec::new();
+    for (name, path) in given {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("--set-json {name}={path}: cannot read it: {error}"))?;
+        let value = serde_json::from_str(&text)
+            .map_err(|error| format!("--set-json {name}={path}: not JSON: {error}"))?;
+        let (value, table) = harness::estimate::unwrap_table(name, path, value)?;
+        values.push((name.clone(), value));
+        frozen.extend(table);
+    }
+    Ok((values, frozen))
+}
+
+/// Parses `--contrast TREATMENT:BASELINE`.
+fn parse_contrast(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((t, b)) if !t.trim().is_empty() && !b.trim().is_empty() => {
+            Ok((t.trim().to_string(), b.trim().to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not `TREATMENT:BASELINE` (two arm names)"
+        )),
+    }
 }
 
 /// The request the flags describe.
@@ -168,6 +193,7 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         ));
     }
     settings.push(("--set".to_string(), args.set.clone()));
+    let (set_json, frozen) = read_set_json(&args.set_json)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
@@ -182,9 +208,11 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         removals: args.removals,
         arms: args.arms.clone(),
         sweeps: args.sweeps.clone(),
+        contrasts: args.contrasts.clone(),
         options: args.options.clone(),
         settings,
-        set_json: read_set_json(&args.set_json)?,
+        set_json,
+        frozen,
         out: args.out.clone(),
         resume: args.resume.clone(),
         threads: args.jobs.unwrap_or(0),

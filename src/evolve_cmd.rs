@@ -7,7 +7,7 @@ use std::time::Instant;
 use harness::evolve::{Archive, Config, Entry, Generator, Mode, evolve_with};
 use harness::evolve_llm::{CANDIDATE_EFFECT, ClientModel, Model, REPAIR_EFFECT, reply};
 use harness::games::Registry;
-use harness::load::{Sources, read_sources};
+use harness::load::read_bank;
 
 /// The arguments of `harness evolve`.
 pub struct EvolveArgs<'a> {
@@ -33,30 +33,6 @@ fn fail(message: String) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// The reference harnesses of a bank directory: each `.harness` file directly in it is one
-/// harness, and each subdirectory is one harness of all the `.harness` files under it (a
-/// harness cut into one file per role, for example).
-fn bank(dir: &Path) -> Result<Vec<Sources>, String> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "harness"))
-        .collect();
-    entries.sort();
-    entries
-        .iter()
-        .map(|path| {
-            Ok(Sources {
-                name: path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                files: read_sources(path)?,
-            })
-        })
-        .collect()
-}
-
 /// Runs the evolution and writes the archive.
 pub fn evolve_run(args: &EvolveArgs<'_>) -> ExitCode {
     let started = Instant::now();
@@ -70,7 +46,7 @@ pub fn evolve_run(args: &EvolveArgs<'_>) -> ExitCode {
             Ok(found) => found,
             Err(message) => return fail(message),
         };
-    let bank = match bank(args.bank) {
+    let bank = match read_bank(args.bank) {
         Ok(bank) if !bank.is_empty() => bank,
         Ok(_) => return fail(format!("no harness under {}", args.bank.display())),
         Err(message) => return fail(message),

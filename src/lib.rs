@@ -7,6 +7,7 @@
 //! progress: the caller does (see `docs/decisions/0010-experiment-engine.md`).
 
 pub mod ablate;
+pub mod estimate;
 pub mod evolve;
 pub mod evolve_llm;
 pub mod exec;

@@ -87,6 +87,30 @@ fn line_starts(text: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The reference harnesses of a bank directory: each `.harness` file directly in it is one
+/// harness, and each subdirectory is one harness of all the `.harness` files under it (a
+/// harness cut into one file per role, for example).
+pub fn read_bank(dir: &Path) -> Result<Vec<Sources>, String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "harness"))
+        .collect();
+    entries.sort();
+    entries
+        .iter()
+        .map(|path| {
+            Ok(Sources {
+                name: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                files: read_sources(path)?,
+            })
+        })
+        .collect()
+}
+
 /// The `.harness` files under `path` (a file, or every `.harness` file under a directory),
 /// sorted by path, with their texts.
 pub fn read_sources(path: &Path) -> Result<Vec<(String, String)>, String> {

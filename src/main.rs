@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod ablate_cmd;
 mod check;
+mod estimate_cmd;
 mod evolve_cmd;
 mod figure;
 mod fmt_cmd;
@@ -119,6 +120,10 @@ enum Command {
     /// game instances, seeds and replicates, and report each layer's paired marginal. Exits
     /// with 1 when an episode ended in a runtime error (unless --allow-errors).
     Ablate(Box<ablate_cmd::AblateArgs>),
+    /// Estimate, from paired counterfactual replays at pre-registered checkpoints, the
+    /// advantage of each intervention of a harness's inert interventions layer per context
+    /// (CIEL), and write the pair records and the fitted advantage table.
+    Estimate(Box<estimate_cmd::EstimateArgs>),
     /// Look into a result folder written by `harness ablate`: the run, one episode, a value
     /// over turns, LLM use, or a comparison of two runs. Exits with 1 when the folder is not a
     /// run or the episode or arm is missing.
@@ -596,13 +601,19 @@ fn run_cli(cli: Cli) -> ExitCode {
             max_turns,
             llm,
         } => {
-            let set_json = match ablate_cmd::read_set_json(&set_json) {
-                Ok(set_json) => set_json,
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    return ExitCode::FAILURE;
-                }
-            };
+            let set_json =
+                match ablate_cmd::read_set_json(&set_json).and_then(|(set_json, frozen)| {
+                    frozen
+                        .iter()
+                        .try_for_each(|table| table.check(&[seed]))
+                        .map(|()| set_json)
+                }) {
+                    Ok(set_json) => set_json,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return ExitCode::FAILURE;
+                    }
+                };
             run::run(&run::RunArgs {
                 file: &file,
                 module: module.as_deref(),
@@ -623,6 +634,7 @@ fn run_cli(cli: Cli) -> ExitCode {
             })
         }
         Command::Ablate(args) => ablate_cmd::run(&args),
+        Command::Estimate(args) => estimate_cmd::run(&args),
         Command::Lens(args) => lens_cmd::run(&args),
         Command::Report { run, run2, out } => report_page(&run, run2.as_deref(), out),
         Command::Runs {

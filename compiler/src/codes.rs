@@ -155,7 +155,7 @@ codes! {
     UnknownType = "E0102", Error, "unknown type",
         explanation: "A type name is not a builtin type, a declared `type` or `enum`, an opaque type of the game, or a type imported from a library module.",
         example: "const N: Integer = 3",
-        fix: "Correct the spelling, declare the type, or import it (`use game battleship`, `use std.belief.{Posterior}`).";
+        fix: "Correct the spelling, declare the type, or import it (`use game search`, `use std.belief.{Posterior}`).";
 
     UnknownField = "E0103", Error, "unknown field",
         explanation: "A record has no field of that name: in a field access `a.f`, a record literal, or a patch of `a.f`.",
@@ -174,22 +174,22 @@ codes! {
 
     UnknownModule = "E0106", Error, "unknown module",
         explanation: "`use a.b` names a module that is neither a standard-library module nor the header (`harness a.b`) of a loaded file.",
-        example: "use battleship.beleif",
+        example: "use examples.serch",
         fix: "Correct the module path, or load the file that declares it (pass its directory to `harness check`).";
 
     UnknownGame = "E0107", Error, "unknown game",
         explanation: "`use game NAME` names a game whose bindings are not known to the checker.",
-        example: "use game battleshp",
-        fix: "Use the name of an installed game, such as `battleship`.";
+        example: "use game serch",
+        fix: "Use the name of an installed game, such as `search`.";
 
     UnknownGameMember = "E0108", Error, "unknown game query",
         explanation: "`game.NAME` is not a query of the game's agent-visible view. Ground truth is never visible to a harness, so only the view's queries exist.",
-        example: "use game battleship\nlayer l {\n  computed n: Int = game.shots_lft\n}",
+        example: "use game search\nlayer l {\n  computed n: Int = game.probes_lft\n}",
         fix: "Use one of the game's queries; the help suggests the closest.";
 
     NoGame = "E0109", Error, "`game` used without `use game`",
         explanation: "The file refers to `game` (a query, an effect or an observation) but does not say which game it is written for.",
-        example: "layer l {\n  computed n: Int = game.shots_left\n}",
+        example: "layer l {\n  computed n: Int = game.probes_left\n}",
         fix: "Add `use game <name>` at the top of the file.";
 
     UnknownLayer = "E0110", Error, "unknown layer",
@@ -349,7 +349,7 @@ codes! {
 
     EmitOutsideAction = "E0601", Error, "`emit` outside an action",
         explanation: "Effects are sent to the game only by actions, and only an action can end the episode with `halt`; handlers and revise blocks only patch state.",
-        example: "use game battleship\nlayer l {\n  on game.shot(cell, hit) { emit game.fire(cell) }\n}",
+        example: "use game search\nlayer l {\n  on game.answer(cell, dir) { emit game.probe(cell) }\n}",
         fix: "Move the `emit` into an action.";
 
     ReviseOutsideBlock = "E0602", Error, "`revise` statement outside a revise block",
@@ -364,17 +364,17 @@ codes! {
 
     UnknownEffect = "E0604", Error, "unknown effect",
         explanation: "`emit game.NAME(...)` or `model game.NAME` names an effect the game does not accept.",
-        example: "use game battleship\nlayer l {\n  action a() { emit game.shoot(1) }\n}",
+        example: "use game search\nlayer l {\n  action a() { emit game.prob(1) }\n}",
         fix: "Use one of the game's effects; the help suggests the closest.";
 
     UnknownObservation = "E0605", Error, "unknown observation",
         explanation: "`on game.NAME` or a model branch names an observation the game does not send.",
-        example: "use game battleship\nlayer l {\n  on game.shoot(cell) {}\n}",
+        example: "use game search\nlayer l {\n  on game.probe(cell) {}\n}",
         fix: "Use one of the game's observations.";
 
     MessageParams = "E0606", Error, "wrong parameters for an effect or observation",
         explanation: "An `on` handler or a `model` binds one name per field of the observation or argument of the effect.",
-        example: "use game battleship\nlayer l {\n  on game.shot(cell) {}\n}",
+        example: "use game search\nlayer l {\n  on game.answer(cell) {}\n}",
         fix: "Bind exactly the declared fields, in order.";
 
     RuleNotAction = "E0607", Error, "decide rule is not an action call",
@@ -384,7 +384,7 @@ codes! {
 
     OtherwiseNotLast = "E0608", Error, "misplaced `otherwise` branch",
         explanation: "A model has at most one `otherwise` branch, and it comes last: it takes the probability mass the other branches leave.",
-        example: "use game battleship\nlayer l {\n  model game.fire(cell) {\n    game.shot(cell, hit: false) otherwise\n    game.shot(cell, hit: true) otherwise\n  }\n}",
+        example: "use game search\nlayer l {\n  model game.probe(cell) {\n    game.answer(cell, dir: Dir.Left) otherwise\n    game.answer(cell, dir: Dir.Right) otherwise\n  }\n}",
         fix: "Keep one `otherwise` branch, at the end.";
 
     UnknownLlm = "E0609", Error, "unknown LLM effect",
@@ -394,7 +394,7 @@ codes! {
 
     LlmOutsideBlock = "E0610", Error, "LLM call in the wrong place",
         explanation: "An LLM call is a statement `let reply = emit llm.name(args)`, allowed only in `revise` blocks and actions: the places where a turn may change course. Handlers, computed values and functions stay pure, and a bare `emit llm.name(...)` would drop the reply.",
-        example: "use game battleship\nenum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{q}\" }\nlayer l {\n  state { n: Int = 0 }\n  on game.shot(cell, hit) {\n    let reply = emit llm.ask(\"x\")\n  }\n}",
+        example: "use game search\nenum Answer { Yes, No }\nllm ask(q: String) -> Answer { system \"{schema}\" user \"{q}\" }\nlayer l {\n  state { n: Int = 0 }\n  on game.answer(cell, dir) {\n    let reply = emit llm.ask(\"x\")\n  }\n}",
         fix: "Move the call into a `revise when ... { }` block or an action, and bind its reply with `let`.";
 
     LlmArguments = "E0611", Error, "wrong arguments for an LLM effect",
@@ -439,7 +439,7 @@ codes! {
 
     NotConstant = "E0703", Error, "not a constant",
         explanation: "A `const` value is computed before the episode starts, so it reads only literals, other constants and pure builtins; no state, config or game queries.",
-        example: "use game battleship\nconst N: Int = game.shots_left",
+        example: "use game search\nconst N: Int = game.probes_left",
         fix: "Use `config` for run parameters, or a `computed` value for things that change.";
 
     RoleMissing = "E0801", Error, "protocol role missing",

@@ -559,7 +559,7 @@ pub struct Requires {
 /// A `model game.effect(params) { branches }`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
-    /// The modelled effect's name in the game bindings (`fire`).
+    /// The modelled effect's name in the game bindings (`probe`).
     pub effect: String,
     /// The locals; the effect's arguments are locals `0..n` where `n` is the effect's arity.
     pub frame: Frame,
@@ -572,7 +572,7 @@ pub struct Model {
 /// One outcome of a model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelBranch {
-    /// The observation's name in the game bindings (`shot`).
+    /// The observation's name in the game bindings (`answer`).
     pub observation: String,
     /// The observation's fields, positional, in declaration order.
     pub args: Vec<Expr>,
@@ -682,7 +682,7 @@ pub enum StmtKind {
     },
     /// Sends an effect to the game after the step commits.
     Emit {
-        /// The effect's name in the game bindings (`fire`).
+        /// The effect's name in the game bindings (`probe`).
         effect: String,
         /// The arguments, positional.
         args: Vec<Expr>,

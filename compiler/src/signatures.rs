@@ -140,7 +140,7 @@ pub struct QuerySig {
     pub example: String,
 }
 
-/// An effect (`fire(cell: Cell)`) or an observation (`shot(cell: Cell, hit: Bool)`) of a game.
+/// An effect (`probe(cell: Int)`) or an observation (`answer(cell: Int, dir: Dir)`) of a game.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MessageSig {
     /// The name after `game.`.
@@ -392,7 +392,7 @@ impl GameSig {
         self
     }
 
-    /// Adds an effect, `"fn fire(cell: Cell)"`.
+    /// Adds an effect, `"fn probe(cell: Int)"`.
     pub fn effect(&mut self, sig: &str, doc: &str) -> &mut Self {
         match parse_message(sig, doc) {
             Ok(message) => self.effects.push(message),
@@ -410,7 +410,7 @@ impl GameSig {
         self
     }
 
-    /// Adds an observation, `"fn shot(cell: Cell, hit: Bool)"`.
+    /// Adds an observation, `"fn answer(cell: Int, dir: Dir)"`.
     pub fn observation(&mut self, sig: &str, doc: &str) -> &mut Self {
         match parse_message(sig, doc) {
             Ok(message) => self.observations.push(message),

@@ -405,7 +405,7 @@ pub(crate) mod tests {
 {"turn":2,"phase":"observe","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"patch","field":"reflection.monitor","old":{},"new":{"prediction_ema":0.6,"calibration_ema":0.2,"low_confidence_streak":1,"cooldown":0}}
 {"turn":2,"phase":"reflect","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"gate","gate":"revise #0","value":false}
 {"turn":2,"phase":"decide","layer":"belief","span":{"file":0,"start":1,"end":2},"event":"chosen","action":"shoot","args":["C4"],"rule":0}
-{"turn":3,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"shot","args":["C4",true]}
+{"turn":3,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"reply","args":["C4",true]}
 {"turn":3,"phase":"observe","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"patch","field":"reflection.monitor","old":{},"new":{"prediction_ema":0.7,"calibration_ema":0.3,"low_confidence_streak":2,"cooldown":0}}
 {"turn":3,"phase":"reflect","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"gate","gate":"revise #0","value":true}
 {"turn":3,"phase":"revise","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"revision","tunable":"reflection.coarse_quota","old":6,"new":5}
@@ -413,7 +413,7 @@ pub(crate) mod tests {
 {"turn":3,"phase":"revise","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"patch","field":"reflection.monitor.cooldown","old":0,"new":3}
 {"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"chosen","action":"strike","args":["C5"],"rule":1}
 {"turn":3,"phase":"decide","layer":"reflection","span":{"file":2,"start":1,"end":2},"event":"llm_call","effect":"revise_policy","attempt":1,"outcome":"not_configured","provider":null,"model":null,"prompt_tokens":null,"completion_tokens":null}
-{"turn":4,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"shot","args":["C5",true]}
+{"turn":4,"phase":"observe","layer":null,"span":{"file":0,"start":0,"end":0},"event":"observation","name":"reply","args":["C5",true]}
 {"turn":4,"phase":"end","layer":null,"span":{"file":0,"start":0,"end":0},"event":"episode_end","reason":"game_over","metrics":{"score":0.5,"solved":true}}
 "#;
 

@@ -20,18 +20,7 @@ fn repo() -> PathBuf {
 
 fn bank(game: &str) -> Vec<Sources> {
     let dir = repo().join("harnesses/jit").join(game);
-    let mut files = harness::load::read_sources(&dir).unwrap_or_else(|e| panic!("{e}"));
-    files.sort();
-    files
-        .into_iter()
-        .map(|(path, text)| Sources {
-            name: Path::new(&path)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            files: vec![(path, text)],
-        })
-        .collect()
+    harness::load::read_bank(&dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn config(game: &str, instances: &[&str], reward: &str) -> Config {
