@@ -42,6 +42,8 @@ pub struct Request {
     pub arms: Vec<(String, Vec<String>)>,
     /// `--sweep NAME=VALUES`.
     pub sweeps: Vec<Sweep>,
+    /// `--contrast TREATMENT:BASELINE`: arms to contrast over common episodes.
+    pub contrasts: Vec<(String, String)>,
     /// `--option NAME=VALUE`: game options.
     pub options: Vec<(String, String)>,
     /// Settings for every arm, each list with the flag it came from (for conflict messages).
@@ -397,11 +399,27 @@ fn start(
     }
     let arms = plan::cross(base, &sweeps)?;
     check_names(&arms)?;
+    for (treatment, baseline) in &request.contrasts {
+        for name in [treatment, baseline] {
+            if !arms.iter().any(|arm| &arm.name == name) {
+                return Err(format!(
+                    "--contrast {treatment}:{baseline} names arm `{name}`, which the plan does not \
+                     have; its arms are {}",
+                    arms.iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+                .into());
+            }
+        }
+    }
     let plan = Plan {
         arms,
         instances,
         seeds,
         replicates,
+        contrasts: request.contrasts.clone(),
     };
     let llm = hooks.prepare(&program)?;
     let experiment = Experiment::new(

@@ -78,6 +78,10 @@ pub struct AblateArgs {
     /// A named arm: `--arm NAME=LAYER,LAYER` (repeatable).
     #[arg(long = "arm", value_parser = plan::parse_arm)]
     pub arms: Vec<(String, Vec<String>)>,
+    /// Contrast two arms over their common episodes, every metric: `--contrast
+    /// TREATMENT:BASELINE` (repeatable).
+    #[arg(long = "contrast", value_parser = parse_contrast)]
+    pub contrasts: Vec<(String, String)>,
     /// Sweep a config value: `--sweep NAME=V1,V2` (repeatable; several sweeps are crossed).
     #[arg(long = "sweep", value_parser = plan::parse_sweep)]
     pub sweeps: Vec<Sweep>,
@@ -147,6 +151,18 @@ pub fn read_set_json(given: &[(String, String)]) -> Result<SetJson, String> {
     Ok((values, frozen))
 }
 
+/// Parses `--contrast TREATMENT:BASELINE`.
+fn parse_contrast(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((t, b)) if !t.trim().is_empty() && !b.trim().is_empty() => {
+            Ok((t.trim().to_string(), b.trim().to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not `TREATMENT:BASELINE` (two arm names)"
+        )),
+    }
+}
+
 /// The request the flags describe.
 fn request(args: &AblateArgs) -> Result<Request, String> {
     let plan_file = match &args.plan {
@@ -192,6 +208,7 @@ fn request(args: &AblateArgs) -> Result<Request, String> {
         removals: args.removals,
         arms: args.arms.clone(),
         sweeps: args.sweeps.clone(),
+        contrasts: args.contrasts.clone(),
         options: args.options.clone(),
         settings,
         set_json,

@@ -932,6 +932,22 @@ pub fn estimate(registry: &Registry, request: &Request) -> Result<Outcome, Estim
         &request.options,
     )?;
     let seeds = plan::parse_seeds(&request.seeds)?;
+    let declared: Vec<String> = kind
+        .manifest()
+        .metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    for name in std::iter::once(&request.utility.success).chain(&request.utility.cost) {
+        if !declared.contains(name) {
+            return Err(format!(
+                "the game `{}` reports no metric `{name}` for the utility; its metrics are {}",
+                kind.name(),
+                declared.join(", ")
+            )
+            .into());
+        }
+    }
     let layer_names: Vec<&str> = program.layers.iter().map(|l| l.name.as_str()).collect();
     let layer = program
         .layers
@@ -1003,6 +1019,19 @@ pub fn estimate(registry: &Registry, request: &Request) -> Result<Outcome, Estim
             "the continuation policy's layers ({}) leave the interventions layer `{}` off",
             reference.join(", "),
             def.name
+        )
+        .into());
+    }
+    if !program
+        .computed
+        .iter()
+        .any(|c| c.name == request.context && machine.is_enabled(c.layer))
+    {
+        return Err(format!(
+            "the continuation policy ({}) has no computed value `{}` to name the context; \
+             declare it in one of its layers or name another with --context",
+            reference.join(", "),
+            request.context
         )
         .into());
     }

@@ -450,6 +450,7 @@ pub fn evaluate(
         instances: config.instances.clone(),
         seeds: (0..config.seeds).collect(),
         replicates: 1,
+        contrasts: Vec::new(),
     };
     let units: Vec<Unit> = plan
         .instances

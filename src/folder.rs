@@ -610,6 +610,7 @@ mod tests {
                 instances: vec!["i1".into(), "i2".into()],
                 seeds: vec![0],
                 replicates: 1,
+                contrasts: Vec::new(),
             },
             settings: Vec::new(),
             set_json: Vec::new(),
@@ -772,11 +773,11 @@ mod tests {
         let mut lines = csv.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "arm,instance,seed,replicate,end,halt,error,won,turns,steps,previews,revisions,llm_calls,llm_turns,prompt_tokens,completion_tokens"
+            "arm,instance,seed,replicate,end,halt,error,won,turns,steps,previews,revisions,llm_calls,llm_turns,prompt_tokens,completion_tokens,overrides"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "L1,\"a,b\",0,0,game_over,,,1,0,0,0,0,0,0,0,0"
+            "L1,\"a,b\",0,0,game_over,,,1,0,0,0,0,0,0,0,0,0"
         );
     }
 

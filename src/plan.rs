@@ -56,6 +56,9 @@ pub struct Plan {
     pub seeds: Vec<u64>,
     /// Replicates per instance and seed (at least 1).
     pub replicates: u32,
+    /// Pairs of named arms (treatment, baseline) to contrast over common episodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contrasts: Vec<(String, String)>,
 }
 
 /// `--shard K/N`: the K-th of N disjoint parts of a plan, so that N machines (the tasks of a
@@ -620,6 +623,7 @@ mod tests {
             instances: vec!["a".into(), "b".into(), "c".into()],
             seeds: vec![0, 1],
             replicates: 1,
+            contrasts: Vec::new(),
         };
         let mut all: Vec<Unit> = (1..=4)
             .flat_map(|k| Shard { index: k, count: 4 }.units(&plan))

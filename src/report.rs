@@ -27,13 +27,14 @@ pub fn runtime_metrics() -> Vec<MetricSpec> {
         "llm_calls" => "LLM calls, failed ones included.",
         "llm_turns" => "Turns with an LLM call.",
         "prompt_tokens" => "Prompt tokens reported by the LLM provider.",
+        "overrides" => "Actions chosen by a layer above the lowest enabled one.",
         _ => "Completion tokens reported by the LLM provider.",
     };
     Costs::NAMES
         .iter()
         .map(|&name| {
             let (better, role) = match name {
-                "turns" | "revisions" | "llm_turns" => (Neither, Info),
+                "turns" | "revisions" | "llm_turns" | "overrides" => (Neither, Info),
                 _ => (Lower, Cost),
             };
             let spec = MetricSpec::new(name, Count, better, role, doc(name));
@@ -108,8 +109,8 @@ pub struct Marginal {
     pub treatment: String,
     /// The arm without it.
     pub baseline: String,
-    /// `cumulative` (the stack over the one below) or `removal` (the full stack over the stack
-    /// without the layer).
+    /// `cumulative` (the stack over the one below), `removal` (the full stack over the stack
+    /// without the layer) or `contrast` (two named arms, `--contrast`).
     pub kind: String,
     /// The sweep point of both arms.
     pub point: String,
@@ -301,6 +302,22 @@ pub fn build(manifest: &Manifest, records: &[(Unit, GameRecord)]) -> Report {
                 better(secondary),
             ),
         });
+    }
+    for (treatment, baseline) in &plan.contrasts {
+        let index = |name: &str| plan.arms.iter().position(|arm| arm.name == name);
+        if let (Some(t), Some(b)) = (index(treatment), index(baseline))
+            && complete(t)
+            && complete(b)
+        {
+            marginals.push(Marginal {
+                layer: String::new(),
+                treatment: treatment.clone(),
+                baseline: baseline.clone(),
+                kind: "contrast".into(),
+                point: String::new(),
+                contrasts: contrast(t, b),
+            });
+        }
     }
     let failures = records
         .iter()
@@ -565,11 +582,26 @@ fn marginals_section(out: &mut String, report: &Report) {
         out,
         "paired marginals (treatment − baseline over common episodes; 95% bootstrap CI; McNemar exact p for rates)"
     );
+    // A contrast of two arms shows every metric that differs anywhere in its interval; a layer's
+    // marginal the primary and secondary metric.
+    let every: Vec<usize> = (0..report.metrics.len()).collect();
     for marginal in &report.marginals {
         let mut parts = Vec::new();
-        for &i in &shown {
-            let spec = &report.metrics[i];
+        let metrics = if marginal.kind == "contrast" {
+            &every
+        } else {
+            &shown
+        };
+        for &i in metrics {
             let c = &marginal.contrasts[i];
+            if marginal.kind == "contrast"
+                && c.difference.estimate == 0.0
+                && c.difference.lo == 0.0
+                && c.difference.hi == 0.0
+            {
+                continue;
+            }
+            let spec = &report.metrics[i];
             let scale = if spec.kind == MetricKind::Rate {
                 100.0
             } else {
@@ -600,7 +632,11 @@ fn marginals_section(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "  {:<12} {} vs {} ({pairs} pairs): {}",
-            marginal.layer,
+            if marginal.kind == "contrast" {
+                "contrast"
+            } else {
+                &marginal.layer
+            },
             marginal.treatment,
             marginal.baseline,
             parts.join("; ")

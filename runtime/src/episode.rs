@@ -80,11 +80,16 @@ pub struct Costs {
     pub prompt_tokens: u64,
     /// Completion tokens of the LLM calls, where the provider reported them.
     pub completion_tokens: u64,
+    /// Actions chosen (or forced) by a layer above the lowest enabled one: the turns in which
+    /// an upper layer overrode the base's default, whose share of `turns` is an orchestrator's
+    /// revision rate.
+    #[serde(default)]
+    pub overrides: u64,
 }
 
 impl Costs {
     /// The names of the counters, in declaration order: the keys of [`Costs::pairs`].
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "turns",
         "steps",
         "previews",
@@ -93,10 +98,11 @@ impl Costs {
         "llm_turns",
         "prompt_tokens",
         "completion_tokens",
+        "overrides",
     ];
 
     /// The counters as name and value, in the order of [`Costs::NAMES`].
-    pub fn pairs(&self) -> [(&'static str, u64); 8] {
+    pub fn pairs(&self) -> [(&'static str, u64); 9] {
         let values = [
             self.turns,
             self.steps,
@@ -106,8 +112,9 @@ impl Costs {
             self.llm_turns,
             self.prompt_tokens,
             self.completion_tokens,
+            self.overrides,
         ];
-        let mut out = [("", 0); 8];
+        let mut out = [("", 0); 9];
         for (slot, (name, value)) in out.iter_mut().zip(Costs::NAMES.into_iter().zip(values)) {
             *slot = (name, value);
         }
@@ -562,6 +569,9 @@ impl<'m> Agent<'m> {
         let def = &m.program.actions[decision.action.index()];
         let mut ev = Eval::new(m, game, (self.turn, Phase::Act, Some(def.layer)));
         ev.llm = self.llm;
+        if m.order.first() != Some(&decision.layer) {
+            self.costs.overrides += 1;
+        }
         let step = ev.step(
             &mut self.snap,
             decision.action,

@@ -5,6 +5,7 @@ mod builtin_examples;
 mod corpus;
 mod cost;
 mod engine;
+mod estimate;
 mod evolve;
 mod evolve_llm;
 mod fork;
