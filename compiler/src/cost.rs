@@ -194,6 +194,52 @@ impl Shape {
     }
 }
 
+/// The size of a value as a structural comparison sees it: one element per member of every
+/// collection at every depth (a record's fields summed, a map's keys and values), as the `len` of
+/// a shape, with why when it is unbounded. Opaque and enum values count as one, as elsewhere in
+/// the analysis.
+fn deep(shape: &Shape, ty: &Ty) -> Shape {
+    let sized = |len: u64, why: Option<Arc<str>>| Shape {
+        len,
+        why,
+        ..Shape::scalar()
+    };
+    let unseen: Arc<str> =
+        Arc::from("a record field compared where the record's making is not seen");
+    match ty {
+        Ty::Option(t) | Ty::List(t) | Ty::Set(t) => {
+            let inner = deep(&shape.elem(), t);
+            sized(
+                mul(shape.len, add(1, inner.len)),
+                shape.why.clone().or(inner.why),
+            )
+        }
+        Ty::Map(k, v) => {
+            let key = deep(&Shape::of_type(k, &unseen), k);
+            let value = deep(&shape.elem(), v);
+            sized(
+                mul(shape.len, add(1, add(key.len, value.len))),
+                shape.why.clone().or(key.why).or(value.why),
+            )
+        }
+        Ty::Record(record) => {
+            let mut total = sized(0, None);
+            for (index, (_, field_ty)) in record.fields.iter().enumerate() {
+                let field = shape
+                    .fields
+                    .as_ref()
+                    .and_then(|f| f.get(index).cloned())
+                    .unwrap_or_else(|| Shape::of_type(field_ty, &unseen));
+                let d = deep(&field, field_ty);
+                total.len = add(total.len, d.len);
+                total.why = total.why.or(d.why);
+            }
+            total
+        }
+        _ => sized(shape.len, shape.why.clone()),
+    }
+}
+
 /// A bound with the sources of unboundedness met on the way.
 #[derive(Clone, Debug, Default)]
 struct Work {
@@ -442,7 +488,12 @@ impl<'p> Analyser<'p> {
                 match op {
                     BinaryOp::Add if shape.len > 0 => work.walk(&shape),
                     BinaryOp::Add | BinaryOp::And | BinaryOp::Or => {}
-                    _ => work.walk(if a.len >= b.len { &a } else { &b }),
+                    // A comparison walks both operands in step until they differ: at most every
+                    // element of the smaller one at every depth, which the larger one bounds.
+                    _ => {
+                        let (da, db) = (deep(&a, &x.ty), deep(&b, &y.ty));
+                        work.walk(if da.len >= db.len { &da } else { &db });
+                    }
                 }
                 (work, shape)
             }

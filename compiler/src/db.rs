@@ -9,6 +9,8 @@
 //!                        └────────────► check_chunk(key) ◄──────────┘
 //!                                              │
 //!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
+//!                                              │
+//!                  program(module) ─► cost(module) ─► cost_diagnostics(inputs)
 //! ```
 //!
 //! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
@@ -19,13 +21,17 @@
 // The accessors that salsa generates for inputs and interned structs carry no docs of their own.
 #![allow(missing_docs)]
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use crate::check::{self, ChunkCheck, Facts};
 use crate::codes::Code;
+use crate::cost::CostReport;
 use crate::diagnostic::{Diagnostic, SourceText};
 use crate::env::{self, ChunkSig, Env, FileSig, Located};
 use crate::global;
+use crate::ir::{self, SrcSpan};
+use crate::lower;
 use crate::parse::{self, ParsedChunk};
 use crate::signatures::SignatureSet;
 use crate::split::{self, ChunkKind};
@@ -50,6 +56,8 @@ pub struct Inputs {
     /// Builtins, library modules and games.
     #[returns(ref)]
     pub signatures: Arc<SignatureSet>,
+    /// The limit on a turn phase's cost bound, past which [`cost_diagnostics`] reports E0901.
+    pub cost_limit: u64,
 }
 
 /// The text of one chunk, interned: equal texts are one chunk.
@@ -353,6 +361,256 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
     out
+}
+
+/// A module of a workspace: the key of the per-module queries. Never collected, for the same
+/// reason as [`Chunk`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct ModuleKey {
+    /// The workspace.
+    pub inputs: Inputs,
+    /// The module's name.
+    #[returns(ref)]
+    pub module: String,
+}
+
+/// The checked program of a module, lowered to IR; the errors of the files of the modules it
+/// is made of when they have any.
+///
+/// Memoised, so the language server, `check` and `check --cost` lower a module once per
+/// revision, and an edit elsewhere in the workspace does not lower it again.
+#[salsa::tracked(returns(ref))]
+pub fn program(
+    db: &dyn salsa::Database,
+    key: ModuleKey,
+) -> Result<Shared<ir::Program>, Vec<Diagnostic>> {
+    let inputs = key.inputs(db);
+    let module = key.module(db);
+    let env = environment(db, inputs);
+    let Some(scope) = env.scopes.get(module) else {
+        let loaded = env
+            .file_modules
+            .values()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(vec![
+            Diagnostic::new(
+                Code::UnknownModule,
+                harness_grammar::Span::default(),
+                format!("unknown module `{module}`"),
+            )
+            .help(format!("the loaded modules are: {loaded}")),
+        ]);
+    };
+    let by_path: std::collections::HashMap<&String, SourceFile> =
+        inputs.files(db).iter().map(|f| (f.path(db), *f)).collect();
+    let paths: Vec<String> = scope
+        .program_modules
+        .iter()
+        .filter_map(|m| {
+            env.file_modules
+                .iter()
+                .find(|(_, module)| *module == m)
+                .map(|(path, _)| path.clone())
+        })
+        .collect();
+    let errors: Vec<Diagnostic> = paths
+        .iter()
+        .filter_map(|path| by_path.get(path))
+        .flat_map(|file| file_diagnostics(db, FileKey::new(db, inputs, *file)))
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut checks = Vec::new();
+    for (file_index, path) in paths.iter().enumerate() {
+        let Some(file) = by_path.get(path).copied() else {
+            continue;
+        };
+        let layers = env.chunk_layers.get(path);
+        for (ordinal, (chunk, offset)) in outline(db, file).chunks.iter().enumerate() {
+            let layer_name = if chunk.kind(db) == ChunkKind::Member {
+                layers
+                    .and_then(|layers| layers.get(ordinal))
+                    .cloned()
+                    .flatten()
+            } else {
+                None
+            };
+            let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
+            let key = CheckKey::new(
+                db,
+                Context::new(db, inputs, module.clone(), layer_name),
+                *chunk,
+            );
+            checks.push((file_index as u32, *offset, layer, check_chunk(db, key)));
+        }
+    }
+    let placed: Vec<lower::Placed<'_>> = checks
+        .iter()
+        .map(|(file, offset, layer, ir)| lower::Placed {
+            file: *file,
+            offset: *offset,
+            layer: *layer,
+            ir: &ir.ir,
+        })
+        .collect();
+    let layer_spans: Vec<SrcSpan> = scope
+        .layers
+        .iter()
+        .map(|info| {
+            let file = paths
+                .iter()
+                .position(|p| *p == info.at.file)
+                .unwrap_or_default();
+            let offset = by_path
+                .get(&info.at.file)
+                .and_then(|f| {
+                    outline(db, *f)
+                        .chunks
+                        .get(info.at.ordinal as usize)
+                        .map(|(_, o)| *o)
+                })
+                .unwrap_or_default();
+            SrcSpan {
+                file: file as u32,
+                start: info.at.span.start + offset,
+                end: info.at.span.end + offset,
+            }
+        })
+        .collect();
+    let game = scope.game.as_ref().map(|g| g.name.clone());
+    match guarded(module, || {
+        lower::assemble(scope, game, paths.clone(), &layer_spans, &placed)
+    }) {
+        Ok(Ok(program)) => Ok(Shared(Arc::new(program))),
+        Ok(Err(problem)) => Err(vec![
+            Diagnostic::internal(harness_grammar::Span::default(), problem).in_file(module),
+        ]),
+        Err(internal) => Err(vec![*internal]),
+    }
+}
+
+/// The cost bound of a module's turn, per phase ([`crate::cost`]); the module's errors when it
+/// has any. It reads the module's program, its game's declared bounds and the limit, so an edit
+/// that leaves all three equal does not run the analysis again.
+#[salsa::tracked(returns(ref))]
+pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<Diagnostic>> {
+    let program = program(db, key).as_ref().map_err(Clone::clone)?;
+    let bounds = game_bounds(db, key);
+    let limit = key.inputs(db).cost_limit(db);
+    guarded(key.module(db), || {
+        crate::cost::analyse(&program.0, bounds, limit)
+    })
+    .map_err(|internal| vec![*internal])
+}
+
+/// The query bounds declared by the game of a module, by query. A query of its own so that the
+/// cost of a module depends on its game's bounds, not on the whole environment.
+#[salsa::tracked(returns(ref))]
+pub fn game_bounds(db: &dyn salsa::Database, key: ModuleKey) -> BTreeMap<String, u64> {
+    environment(db, key.inputs(db))
+        .scopes
+        .get(key.module(db))
+        .and_then(|scope| scope.game.as_ref())
+        .map(|game| game.bounds.iter().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// E0901 for every module whose turn has a phase bounded above the limit, at the expressions
+/// whose own bound passes it. Modules with errors are skipped: their bound needs a checked
+/// program.
+#[salsa::tracked(returns(ref))]
+pub fn cost_diagnostics(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Diagnostic> {
+    let env = environment(db, inputs);
+    // A file's text is read only for a diagnostic placed in it, so that an edit does not make
+    // this query run again when every module stays within the limit.
+    let sourced = |path: &str, diagnostic: Diagnostic| {
+        let diagnostic = diagnostic.in_file(path);
+        match inputs.files(db).iter().find(|f| f.path(db) == path) {
+            Some(file) => {
+                diagnostic.with_source(SourceText::new(path.to_owned(), file.text(db).clone()))
+            }
+            None => diagnostic,
+        }
+    };
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (path, module) in &env.file_modules {
+        let key = ModuleKey::new(db, inputs, module.clone());
+        let Ok(report) = cost(db, key) else {
+            continue;
+        };
+        let limit = crate::cost::show(report.limit);
+        for (span, steps) in &report.over {
+            // The program is read only to name the file of a span, so that a module within the
+            // limit depends on its cost report alone, which an edit mostly leaves equal.
+            let file = program(db, key)
+                .as_ref()
+                .ok()
+                .and_then(|program| program.0.files.get(span.file as usize).cloned())
+                .unwrap_or_else(|| path.clone());
+            if !seen.insert((file.clone(), span.start, span.end, "")) {
+                continue;
+            }
+            out.push(sourced(
+                &file,
+                Diagnostic::new(
+                    Code::CostOverLimit,
+                    harness_grammar::Span::new(span.start as usize, span.end as usize),
+                    format!(
+                        "this expression's work is bounded by {} steps per turn, over the limit \
+                         of {limit}",
+                        crate::cost::show(*steps)
+                    ),
+                )
+                .help(
+                    "make the aggregate smaller or aggregate once instead of once per element; \
+                     `harness check --cost` shows the bound of each phase",
+                ),
+            ));
+        }
+        for phase in report.over_limit().filter(|p| p.over.is_empty()) {
+            // Many parts, none over the limit alone: the module is the culprit.
+            if seen.insert((path.clone(), 0, 0, phase.phase)) {
+                out.push(sourced(
+                    path,
+                    Diagnostic::new(
+                        Code::CostOverLimit,
+                        harness_grammar::Span::new(0, 0),
+                        format!(
+                            "the {} phase of a turn of `{module}` is bounded by {} steps, over \
+                             the limit of {limit}",
+                            phase.phase,
+                            crate::cost::show(phase.steps)
+                        ),
+                    )
+                    .help("`harness check --cost` shows the bound of each phase"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Runs a pure computation, turning a panic (a bug of ours) into an internal-error diagnostic.
+pub(crate) fn guarded<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Box<Diagnostic>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(value) => Ok(value),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(Box::new(
+                Diagnostic::internal(harness_grammar::Span::default(), message).in_file(what),
+            ))
+        }
+    }
 }
 
 /// The salsa database of a workspace.

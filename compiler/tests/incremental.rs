@@ -70,7 +70,91 @@ fn editing_one_computed_body_rechecks_only_that_member() {
     assert_eq!(ran.get("environment"), None, "{log:#?}");
     assert_eq!(ran.get("global_checks"), None, "{log:#?}");
     assert_eq!(ran.get("file_diagnostics"), Some(&1), "{log:#?}");
-    assert_eq!(ran.len(), 8, "no other query runs: {log:#?}");
+    // The edited module is lowered again and its cost bound recomputed (the added `+ 1` is one
+    // more step, so the E0901 list is rebuilt too); the other module is not lowered.
+    assert_eq!(ran.get("program"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("cost_diagnostics"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 11, "no other query runs: {log:#?}");
+}
+
+#[test]
+fn an_edit_that_leaves_the_bound_equal_does_not_rebuild_the_cost_diagnostics() {
+    let mut workspace = workspace();
+    workspace.diagnostics();
+    workspace.database().start_log();
+    // The same work in another spelling: the program changes (its spans move), its bound not.
+    workspace.set_file("planner.harness", &PLANNER.replace("n * 3", "n  *  3"));
+    workspace.diagnostics();
+    let log = workspace.database().take_log();
+    let ran = counts(&log);
+    assert_eq!(ran.get("program"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("cost_diagnostics"), None, "{log:#?}");
+}
+
+#[test]
+fn diagnostics_and_the_cost_bound_share_one_lowering() {
+    let workspace = workspace();
+    workspace.database().start_log();
+    assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
+    let report = workspace.cost("demo.planner").expect("the planner checks");
+    assert!(report.turn > 0, "{report:?}");
+    workspace
+        .program("demo.planner")
+        .expect("the planner checks");
+    let ran = counts(&workspace.database().take_log());
+    // One lowering and one analysis per module, though the diagnostics, the report and the
+    // program were each asked for.
+    assert_eq!(ran.get("program"), Some(&2), "{ran:?}");
+    assert_eq!(ran.get("cost"), Some(&2), "{ran:?}");
+    assert_eq!(ran.get("cost_diagnostics"), Some(&1), "{ran:?}");
+    // Asking again runs nothing.
+    workspace.diagnostics();
+    workspace.cost("demo.planner").expect("the planner checks");
+    assert_eq!(workspace.database().take_log(), Vec::<String>::new());
+}
+
+#[test]
+fn an_edit_to_one_module_leaves_the_cost_of_another_alone() {
+    let mut workspace = workspace();
+    workspace.diagnostics();
+    workspace
+        .cost("demo.other")
+        .expect("the other module checks");
+    workspace.database().start_log();
+    workspace.set_file("planner.harness", &PLANNER.replace("n * 3", "n * 3 + 1"));
+    workspace.diagnostics();
+    workspace
+        .cost("demo.other")
+        .expect("the other module checks");
+    let log = workspace.database().take_log();
+    // Only the edited module is lowered and analysed again.
+    let ran = counts(&log);
+    assert_eq!(ran.get("program"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
+}
+
+#[test]
+fn a_new_cost_limit_reruns_the_analysis_but_not_the_lowering() {
+    let mut workspace = workspace();
+    assert!(
+        workspace
+            .diagnostics()
+            .iter()
+            .all(|d| d.code.as_str() != "E0901")
+    );
+    workspace.database().start_log();
+    workspace.set_cost_limit(1);
+    let diagnostics = workspace.diagnostics();
+    assert!(
+        diagnostics.iter().any(|d| d.code.as_str() == "E0901"),
+        "a limit of one step rejects every turn: {diagnostics:?}"
+    );
+    let ran = counts(&workspace.database().take_log());
+    assert_eq!(ran.get("program"), None, "{ran:?}");
+    assert_eq!(ran.get("cost"), Some(&2), "{ran:?}");
+    assert_eq!(workspace.cost("demo.planner").map(|r| r.limit), Ok(1));
 }
 
 #[test]

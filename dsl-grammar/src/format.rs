@@ -1527,9 +1527,11 @@ impl<'t> Printer<'t> {
                 concat(vec![text("match "), scrutinee, text(" "), arms])
             }
             ExprKind::Block(..) => {
+                let mut open = vec![text("{")];
+                self.flush_trailing(self.branch_start(expr), &mut open);
                 let contents = self.branch(expr);
                 group(vec![
-                    text("{"),
+                    concat(open),
                     indent(vec![Doc::Line, contents]),
                     Doc::Line,
                     text("}"),
@@ -1698,7 +1700,7 @@ impl<'t> Printer<'t> {
         {
             docs.push(self.guards(guards));
             docs.push(text(" {"));
-            self.flush_trailing(then.span.start, &mut docs);
+            self.flush_trailing(self.branch_start(then), &mut docs);
             let close = self.branch_close(then);
             let then = self.branch(then);
             let mut inside = vec![Doc::Line, then];
@@ -1712,7 +1714,7 @@ impl<'t> Printer<'t> {
                 current = otherwise;
             } else {
                 docs.push(text("} else {"));
-                self.flush_trailing(otherwise.span.start, &mut docs);
+                self.flush_trailing(self.branch_start(otherwise), &mut docs);
                 let close = self.branch_close(otherwise);
                 let otherwise = self.branch(otherwise);
                 let mut inside = vec![Doc::Line, otherwise];
@@ -1735,14 +1737,29 @@ impl<'t> Printer<'t> {
         }
     }
 
+    /// Where the inside of the braces of a branch or block starts: at its first `let` keyword,
+    /// or at its value. The comments before it end the line of the opening brace.
+    fn branch_start(&self, expr: &Expr) -> u32 {
+        match &expr.kind {
+            ExprKind::Block(lets, result) => {
+                lets.first().map_or(result.span.start, |(pattern, _)| {
+                    self.previous_token(pattern.span.start)
+                })
+            }
+            _ => expr.span.start,
+        }
+    }
+
     /// The inside of the braces of a branch or block: `let` bindings, then the result.
     fn branch(&mut self, expr: &Expr) -> Doc {
         let ExprKind::Block(lets, result) = &expr.kind else {
             return self.expr(expr, false);
         };
         let mut docs = Vec::new();
-        self.flush(expr.span.start, false, &mut docs);
         for (i, (pattern, value)) in lets.iter().enumerate() {
+            // The comments before a `let` stay before it (printing the pattern would release
+            // them after the keyword, and the next pass would move them again).
+            self.flush(self.previous_token(pattern.span.start), false, &mut docs);
             docs.push(text("let "));
             docs.push(self.pattern(pattern));
             docs.push(text(" = "));

@@ -124,6 +124,20 @@ impl<'t> Parser<'t> {
             match token.kind {
                 K::Whitespace | K::Comment => {}
                 K::Newline => line_start = true,
+                // Where a doc comment belongs must not depend on the layout, since the formatter
+                // moves comments across opening brackets and separators (`state\n/// d\n{` is
+                // printed `state {\n/// d`). So a doc comment after code on its line documents
+                // nothing, and one before `{`, `(`, `[`, `,` or `;` documents what follows it.
+                K::DocComment if !line_start => {}
+                K::LBrace | K::LParen | K::LBracket | K::Comma | K::Semi => {
+                    toks.push(Tok {
+                        kind: token.kind,
+                        span: token.span,
+                        line_start,
+                        docs: None,
+                    });
+                    line_start = false;
+                }
                 K::DocComment => {
                     let line = &text[token.span.range()];
                     let line = line.strip_prefix("///").unwrap_or(line);

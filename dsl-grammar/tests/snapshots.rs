@@ -73,3 +73,9 @@ fn config_ranges() {
 fn several_mistakes() {
     snapshot("invalid_several_mistakes");
 }
+
+/// Which declaration a doc comment documents does not depend on the layout around brackets.
+#[test]
+fn stray_doc_comments() {
+    snapshot("valid_stray_doc_comments");
+}

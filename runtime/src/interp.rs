@@ -6,7 +6,8 @@
 //! are alive during a builtin call in a stack, so that a closure is a plain index while it is
 //! passed around and disappears when the call returns.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use harness_compiler::ir::{
@@ -20,13 +21,36 @@ use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
 use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, LlmMessage};
 use crate::machine::Machine;
-use crate::native::{NativeCtx, NativeError};
+use crate::native::{NativeCtx, NativeError, NativeFn};
 use crate::ops;
 
 /// How far a model's probability may stray outside 0..=1 (and their sum above 1) by rounding.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
 use crate::snapshot::{DepSet, Memo, Preview, Snapshot};
 use crate::value::{RecordValue, Value, VariantValue};
+
+/// Hashes the addresses that key [`Eval::resolved`]: a multiplication spreads their bits, and
+/// folding the high half down keeps the low bits (which pick the bucket) from being the
+/// aligned address's zeroes.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        let x = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = x ^ (x >> 32);
+    }
+}
 
 /// A closure alive during a builtin call.
 #[derive(Clone, Copy)]
@@ -96,6 +120,10 @@ pub(crate) struct Eval<'m> {
     in_preview: bool,
     /// Spare frames and argument buffers, reused so that a call does not allocate.
     pool: Vec<Vec<Value>>,
+    /// The natives looked up so far, by the address of their name in the program (which
+    /// outlives the evaluator): a builtin called in a loop costs one hash of a pointer rather
+    /// than a walk of string comparisons through the registry.
+    resolved: HashMap<usize, &'m NativeFn, BuildHasherDefault<AddressHasher>>,
     /// Preview events produced while evaluating, drained by the turn loop.
     pub(crate) events: Vec<Event>,
     /// Where LLM calls go; `None` makes every call fail with `NotConfigured`.
@@ -138,6 +166,7 @@ impl<'m> Eval<'m> {
             deps: Vec::new(),
             in_preview: false,
             pool: Vec::new(),
+            resolved: HashMap::default(),
             events: Vec::new(),
             llm: None,
             llm_calls: Vec::new(),
@@ -256,7 +285,20 @@ impl<'m> Eval<'m> {
         frame: &mut [Value],
         e: &'m Expr,
     ) -> RtResult<Value> {
-        harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e))
+        // A leaf does not recurse, so it needs no check of the stack's depth.
+        match e.kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Config(_)
+            | ExprKind::Const(_)
+            | ExprKind::GameProperty(_)
+            | ExprKind::None
+            | ExprKind::EmptyMap
+            | ExprKind::Member(MemberRef::State(_) | MemberRef::Tunable(_)) => {
+                self.expr_kind(snap, frame, e)
+            }
+            _ => harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e)),
+        }
     }
 
     /// [`Eval::expr`] on the current stack segment.
@@ -501,11 +543,10 @@ impl<'m> Eval<'m> {
         span: SrcSpan,
     ) -> RtResult<Value> {
         if let Some(memo) = snap.memo(id.index()) {
-            let (value, deps) = (memo.value.clone(), memo.deps.clone());
             if let Some(top) = self.deps.last_mut() {
-                top.union(&deps);
+                top.union(&memo.deps);
             }
-            return Ok(value);
+            return Ok(memo.value.clone());
         }
         let def = self
             .m
@@ -526,7 +567,7 @@ impl<'m> Eval<'m> {
             id.index(),
             Memo {
                 value: value.clone(),
-                deps: Arc::new(deps),
+                deps,
             },
         );
         Ok(value)
@@ -567,7 +608,7 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        name: &str,
+        name: &'m str,
         args: &'m [Expr],
         span: SrcSpan,
     ) -> RtResult<Value> {
@@ -582,10 +623,19 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        name: &str,
+        name: &'m str,
         args: &'m [Expr],
         span: SrcSpan,
     ) -> RtResult<Value> {
+        // Most builtins take a receiver and an argument or two: their values stay on the stack.
+        const INLINE: usize = 4;
+        if args.len() <= INLINE {
+            let mut values: [Value; INLINE] = Default::default();
+            for (slot, arg) in values.iter_mut().zip(args) {
+                *slot = self.expr(snap, frame, arg)?;
+            }
+            return self.call_builtin(snap, frame, name, &values[..args.len()], span);
+        }
         let mut values = self.take(0);
         for arg in args {
             match self.expr(snap, frame, arg) {
@@ -605,20 +655,29 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        name: &str,
+        name: &'m str,
         args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Value> {
         if let Some(method) = name.strip_prefix("Preview.") {
             return self.preview_method(snap, frame, method, args, span);
         }
-        let native = self.m.natives.get(name).cloned().ok_or_else(|| {
-            RuntimeError::new(
-                ErrorCode::Native,
-                span,
-                format!("no native implementation of the builtin `{name}` is registered"),
-            )
-        })?;
+        let key = name.as_ptr() as usize;
+        let native: &'m NativeFn = match self.resolved.get(&key) {
+            Some(native) => native,
+            None => {
+                let m: &'m Machine = self.m;
+                let native = m.natives.get(name).ok_or_else(|| {
+                    RuntimeError::new(
+                        ErrorCode::Native,
+                        span,
+                        format!("no native implementation of the builtin `{name}` is registered"),
+                    )
+                })?;
+                self.resolved.insert(key, native);
+                native
+            }
+        };
         // A builtin walks its collection arguments and builds its result: both count, so that
         // `range(0, 1000000).sum()` costs a million steps rather than two.
         let walked = args.iter().map(|a| built_size(a).0).sum::<u64>();
@@ -776,7 +835,9 @@ impl<'m> Eval<'m> {
     ) -> RtResult<Value> {
         let name: Arc<str> = Arc::from(self.m.action_name(action));
         let mut copy = snap.clone();
-        let step = self.step(&mut copy, action, args.clone(), span)?;
+        // The copy is the preview's own: a failed step discards it with the preview, so the
+        // step runs on it in place rather than on a second copy.
+        let step = self.run_step(&mut copy, action, args.clone(), span, false)?;
         let mut branches = Vec::new();
         if let Ok(log) = step {
             branches.push((1.0, copy));
@@ -905,6 +966,19 @@ impl<'m> Eval<'m> {
         args: Vec<Value>,
         span: SrcSpan,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
+        self.run_step(snap, action, args, span, true)
+    }
+
+    /// [`Eval::step`]; with `atomic` false, the body's patches go straight to `snap`, which a
+    /// runtime error then leaves half-patched (for a copy that the caller discards on error).
+    fn run_step(
+        &mut self,
+        snap: &mut Snapshot,
+        action: ActionId,
+        args: Vec<Value>,
+        span: SrcSpan,
+        atomic: bool,
+    ) -> RtResult<Result<StepLog, RuntimeError>> {
         let m = self.m;
         let def = m
             .program
@@ -944,10 +1018,14 @@ impl<'m> Eval<'m> {
                 .with_declared(code)));
             }
         }
-        let mut work = snap.clone();
         let mut log = StepLog::default();
-        self.stmts(&mut work, &mut frame, &def.body, def.layer, &mut log)?;
-        *snap = work;
+        if atomic {
+            let mut work = snap.clone();
+            self.stmts(&mut work, &mut frame, &def.body, def.layer, &mut log)?;
+            *snap = work;
+        } else {
+            self.stmts(snap, &mut frame, &def.body, def.layer, &mut log)?;
+        }
         Ok(Ok(log))
     }
 
@@ -982,9 +1060,13 @@ impl<'m> Eval<'m> {
                     let old = snap.state(slot).clone();
                     let new = update(old.clone(), &keys, *op, v, stmt.span)?;
                     let def = &self.m.program.state[slot];
-                    let field = format!("{}.{}", self.m.layer_name(def.layer), def.name);
-                    let transition = self.transition(place, &old, &new, &field, stmt.span)?;
+                    let transition = self.transition(place, &old, &new, stmt.span)?;
                     snap.set_state(slot, new.clone(), self.m.state_dep(slot));
+                    // A preview's changes are thrown away with its branches, so it builds none.
+                    if self.in_preview {
+                        continue;
+                    }
+                    let field = state_field(self.m, slot);
                     log.changes.push(Change::Patch {
                         layer: def.layer,
                         field: field.clone(),
@@ -1083,7 +1165,6 @@ impl<'m> Eval<'m> {
         place: &harness_compiler::ir::Place,
         old: &Value,
         new: &Value,
-        field: &str,
         span: SrcSpan,
     ) -> RtResult<bool> {
         if !place.path.is_empty() {
@@ -1104,6 +1185,7 @@ impl<'m> Eval<'m> {
             return Ok(false);
         }
         if !machine.allows(from.index, to.index) {
+            let field = state_field(self.m, place.state.index());
             return Err(RuntimeError::new(
                 ErrorCode::BadTransition,
                 span,
@@ -1276,6 +1358,12 @@ impl<'m> Eval<'m> {
             .variant(def.failure_enum, kind.index(), Vec::new(), span)?;
         self.m.variant(def.result_enum, 1, vec![failure], span)
     }
+}
+
+/// The qualified name of state slot `slot`, `layer.field`, as events and messages show it.
+fn state_field(m: &Machine, slot: usize) -> String {
+    let def = &m.program.state[slot];
+    format!("{}.{}", m.layer_name(def.layer), def.name)
 }
 
 /// One step into a patched place, evaluated.

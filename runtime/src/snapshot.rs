@@ -19,34 +19,46 @@ use std::sync::{Arc, OnceLock};
 use crate::value::Value;
 
 /// A set of dependencies: one bit per state slot, per tunable and for the game's view.
+///
+/// The first 64 dependencies sit in a word of their own, so that the sets of a typical harness
+/// (a few dozen slots and tunables) are built, copied and merged without allocating.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DepSet {
-    bits: Vec<u64>,
+    low: u64,
+    high: Vec<u64>,
 }
 
 impl DepSet {
     /// Adds dependency `i`.
     pub fn insert(&mut self, i: usize) {
-        let word = i / 64;
-        if self.bits.len() <= word {
-            self.bits.resize(word + 1, 0);
+        if i < 64 {
+            self.low |= 1 << i;
+            return;
         }
-        self.bits[word] |= 1 << (i % 64);
+        let word = i / 64 - 1;
+        if self.high.len() <= word {
+            self.high.resize(word + 1, 0);
+        }
+        self.high[word] |= 1 << (i % 64);
     }
 
     /// True when `i` is in the set.
     pub fn contains(&self, i: usize) -> bool {
-        self.bits
-            .get(i / 64)
+        if i < 64 {
+            return self.low & (1 << i) != 0;
+        }
+        self.high
+            .get(i / 64 - 1)
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Adds every dependency of `other`.
     pub fn union(&mut self, other: &DepSet) {
-        if self.bits.len() < other.bits.len() {
-            self.bits.resize(other.bits.len(), 0);
+        self.low |= other.low;
+        if self.high.len() < other.high.len() {
+            self.high.resize(other.high.len(), 0);
         }
-        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+        for (a, b) in self.high.iter_mut().zip(&other.high) {
             *a |= b;
         }
     }
@@ -56,7 +68,7 @@ impl DepSet {
 #[derive(Clone, Debug)]
 pub(crate) struct Memo {
     pub(crate) value: Value,
-    pub(crate) deps: Arc<DepSet>,
+    pub(crate) deps: DepSet,
 }
 
 /// The harness's state at one moment: slots, tunables and memoised computed values.
@@ -152,4 +164,30 @@ pub struct Preview {
     /// The successors and their probabilities, which sum to one (or the list is empty when the
     /// action could not run).
     pub branches: Vec<(f64, Arc<Snapshot>)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DepSet;
+
+    #[test]
+    fn dependency_sets_hold_indices_on_both_sides_of_the_inline_word() {
+        let mut a = DepSet::default();
+        a.insert(3);
+        a.insert(63);
+        a.insert(64);
+        a.insert(200);
+        for i in [3, 63, 64, 200] {
+            assert!(a.contains(i), "{i}");
+        }
+        for i in [0, 62, 65, 199, 201, 1000] {
+            assert!(!a.contains(i), "{i}");
+        }
+        let mut b = DepSet::default();
+        b.insert(1);
+        b.union(&a);
+        assert!(b.contains(1) && b.contains(200) && b.contains(63));
+        // An empty set equals one that never grew, whatever was inserted elsewhere.
+        assert_eq!(DepSet::default(), DepSet::default());
+    }
 }

@@ -74,6 +74,14 @@ pub trait Opaque: Send + Sync + fmt::Debug + 'static {
 
     /// Access to the concrete type, so that native functions can downcast their arguments.
     fn as_any(&self) -> &dyn Any;
+
+    /// The text of [`Opaque::to_json`], which equality and ordering compare. A type whose
+    /// values sit in sets or are compared often keeps its text and returns it borrowed, so a
+    /// comparison does not build and print two JSON values; the text must be exactly
+    /// `self.to_json().to_string()`.
+    fn json_text(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.to_json().to_string())
+    }
 }
 
 /// A record value: its type and its field values in the type's declaration order.
@@ -140,9 +148,10 @@ pub struct VariantValue {
 }
 
 /// A runtime value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum Value {
     /// The value of a statement or an action call that returns nothing.
+    #[default]
     Unit,
     /// A 64-bit integer; arithmetic on it is checked.
     Int(i64),
@@ -319,10 +328,12 @@ impl Ord for Value {
             // Unit variants are shared, so the pointer test settles most comparisons.
             (Value::Variant(a), Value::Variant(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
             (Value::Variant(a), Value::Variant(b)) => a.cmp(b),
+            // The JSON form is deterministic, so a value is equal to itself without printing it.
+            (Value::Opaque(a), Value::Opaque(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
             (Value::Opaque(a), Value::Opaque(b)) => a
                 .type_name()
                 .cmp(b.type_name())
-                .then_with(|| a.to_json().to_string().cmp(&b.to_json().to_string())),
+                .then_with(|| a.json_text().cmp(&b.json_text())),
             (Value::Closure(a), Value::Closure(b)) => a.cmp(b),
             // Snapshots and previews are never stored in sets or compared by a program; order
             // them by weight structure only so that the order stays total and deterministic.

@@ -231,7 +231,11 @@ fn take(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 }
 
 fn set_insert(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
-    let mut set: BTreeSet<Value> = items(arg(args, 0)?)?.iter().cloned().collect();
+    // A set is copied as a tree, without comparing its elements again.
+    let mut set: BTreeSet<Value> = match arg(args, 0)? {
+        Value::Set(set) => set.as_ref().clone(),
+        other => items(other)?.iter().cloned().collect(),
+    };
     set.insert(arg(args, 1)?.clone());
     Ok(Value::Set(Arc::new(set)))
 }

@@ -32,9 +32,7 @@ impl Checker<'_> {
                     decl.name.span,
                 );
                 let ty = self.resolve(&decl.ty);
-                let mut value = self.check(&decl.value, &ty);
-                self.fix_expr(&mut value);
-                let frame = self.take_frame();
+                let value = self.body(&decl.value, &ty);
                 if let Some((ValueDef::Const { id, .. }, _, _)) =
                     self.scope.values.get(&decl.name.name)
                 {
@@ -43,7 +41,7 @@ impl Checker<'_> {
                         ir::ConstDef {
                             name: decl.name.name.clone(),
                             ty,
-                            value: ir::Body { frame, expr: value },
+                            value,
                             span: rel(decl.span),
                         },
                     ));
@@ -503,9 +501,7 @@ impl Checker<'_> {
                 let ty = self.resolve(&param.ty);
                 self.new_local(&param.name, ty);
             }
-            let mut condition = self.check(&ensure.condition, &Ty::Bool);
-            self.fix_expr(&mut condition);
-            let frame = self.take_frame();
+            let condition = self.body(&ensure.condition, &Ty::Bool);
             let message = match &ensure.message {
                 Some(message) => message.value.clone(),
                 None => format!(
@@ -515,10 +511,7 @@ impl Checker<'_> {
                 ),
             };
             out.push(ir::LlmEnsure {
-                condition: ir::Body {
-                    frame,
-                    expr: condition,
-                },
+                condition,
                 message,
                 span: rel(ensure.span),
             });
@@ -586,9 +579,7 @@ impl Checker<'_> {
     /// A `config` entry or a `tunable`.
     pub(super) fn param(&mut self, param: &ast::Param, layer: Option<LayerId>) -> ir::Param {
         let ty = self.resolve(&param.ty);
-        let mut default = self.check(&param.default, &ty);
-        self.fix_expr(&mut default);
-        let frame = self.take_frame();
+        let default = self.body(&param.default, &ty);
         let mut range = None;
         if let Some(written) = &param.range {
             match env::literal_range(written) {
@@ -655,10 +646,7 @@ impl Checker<'_> {
             name: param.name.name.clone(),
             layer,
             ty,
-            default: ir::Body {
-                frame,
-                expr: default,
-            },
+            default,
             range,
             span: rel(param.span),
         }
@@ -681,15 +669,13 @@ impl Checker<'_> {
             params.push(ty);
         }
         let ret = self.resolve(&decl.ret);
-        let mut body = self.check(&decl.body, &ret);
-        self.fix_expr(&mut body);
-        let frame = self.take_frame();
+        let body = self.body(&decl.body, &ret);
         ir::Function {
             name: decl.name.name.clone(),
             layer: self.layer,
             params,
             ret,
-            body: ir::Body { frame, expr: body },
+            body,
             span: rel(decl.span),
         }
     }

@@ -26,9 +26,7 @@ impl Checker<'_> {
                 for field in &block.fields {
                     self.begin(Ctx::Layer, NodeKind::Other, None, field.name.span);
                     let ty = self.resolve(&field.ty);
-                    let mut init = self.check(&field.init, &ty);
-                    self.fix_expr(&mut init);
-                    let frame = self.take_frame();
+                    let init = self.body(&field.init, &ty);
                     if let Some(MemberDef::State(id, _)) = self.member_def(&field.name.name) {
                         out.ir.state.push((
                             *id,
@@ -36,7 +34,7 @@ impl Checker<'_> {
                                 name: field.name.name.clone(),
                                 layer,
                                 ty,
-                                init: ir::Body { frame, expr: init },
+                                init,
                                 span: rel(field.span),
                             },
                         ));
@@ -55,9 +53,7 @@ impl Checker<'_> {
                 let Some((tunable, ty, range)) = self.tunable_default_target(&it.target) else {
                     return;
                 };
-                let mut value = self.check(&it.value, &ty);
-                self.fix_expr(&mut value);
-                let frame = self.take_frame();
+                let value = self.body(&it.value, &ty);
                 if let (Some(range), Some(literal)) = (&range, env::literal(&it.value))
                     && env::in_range(&literal, range) == Some(false)
                 {
@@ -70,7 +66,7 @@ impl Checker<'_> {
                 }
                 out.ir.tunable_defaults.push(ir::TunableDefault {
                     tunable,
-                    value: ir::Body { frame, expr: value },
+                    value,
                     span: rel(it.span),
                 });
             }
@@ -82,9 +78,7 @@ impl Checker<'_> {
                     decl.name.span,
                 );
                 let ty = self.resolve(&decl.ty);
-                let mut body = self.check(&decl.body, &ty);
-                self.fix_expr(&mut body);
-                let frame = self.take_frame();
+                let body = self.body(&decl.body, &ty);
                 if let Some(MemberDef::Computed(id, _)) = self.member_def(&decl.name.name) {
                     out.ir.computed.push((
                         *id,
@@ -92,7 +86,7 @@ impl Checker<'_> {
                             name: decl.name.name.clone(),
                             layer,
                             ty,
-                            body: ir::Body { frame, expr: body },
+                            body,
                             span: rel(decl.span),
                         },
                     ));

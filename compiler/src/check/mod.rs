@@ -350,6 +350,18 @@ impl Checker<'_> {
         id
     }
 
+    /// Checks `expr` against `ty` as the whole body of a definition (a constant, a default, a
+    /// state field's start, a computed value, a function, an `ensure`): its types finalised,
+    /// and the locals it bound taken as its frame.
+    fn body(&mut self, expr: &ast::Expr, ty: &Ty) -> ir::Body {
+        let mut expr = self.check(expr, ty);
+        self.fix_expr(&mut expr);
+        ir::Body {
+            frame: self.take_frame(),
+            expr,
+        }
+    }
+
     fn take_frame(&mut self) -> ir::Frame {
         let locals = std::mem::take(&mut self.frame)
             .into_iter()

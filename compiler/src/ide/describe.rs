@@ -292,6 +292,15 @@ impl ChunkView<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let callable =
+            |keyword: &str, name: &ast::Ident, typed: &[ast::TypedParam], ret: &ast::TypeExpr| {
+                format!(
+                    "{keyword} {}({}) -> {}",
+                    name.name,
+                    params(typed),
+                    src(ret.span())
+                )
+            };
         for item in self.items {
             let def = |name: &ast::Ident, kind| Symbol::Def(self.def_key(&name.name, false), kind);
             match item {
@@ -369,37 +378,30 @@ impl ChunkView<'_> {
                         );
                     }
                 }
-                ast::Item::Llm(decl) => {
-                    let detail = format!(
-                        "llm {}({}) -> {}",
-                        decl.name.name,
-                        params(&decl.params),
-                        src(decl.reply.span())
-                    );
-                    push(
-                        def(&decl.name, DefKind::Fn),
-                        &decl.name,
-                        decl.span,
-                        detail,
-                        &decl.docs,
-                        None,
-                    );
-                }
-                ast::Item::Fn(decl) => {
-                    let detail = format!(
-                        "fn {}({}) -> {}",
-                        decl.name.name,
-                        params(&decl.params),
-                        src(decl.ret.span())
-                    );
-                    push(
-                        def(&decl.name, DefKind::Fn),
-                        &decl.name,
-                        decl.span,
-                        detail,
-                        &decl.docs,
-                        None,
-                    );
+                // An `llm` is called like a function: the same symbol and the same outline.
+                ast::Item::Llm(ast::LlmDecl {
+                    docs,
+                    name,
+                    params,
+                    reply: ret,
+                    span,
+                    ..
+                })
+                | ast::Item::Fn(ast::FnDecl {
+                    docs,
+                    name,
+                    params,
+                    ret,
+                    span,
+                    ..
+                }) => {
+                    let keyword = if matches!(item, ast::Item::Llm(_)) {
+                        "llm"
+                    } else {
+                        "fn"
+                    };
+                    let detail = callable(keyword, name, params, ret);
+                    push(def(name, DefKind::Fn), name, *span, detail, docs, None);
                 }
                 ast::Item::Error(decl) => {
                     push(
@@ -478,12 +480,7 @@ impl ChunkView<'_> {
                     );
                 }
                 ast::Member::Fn(decl) => {
-                    let detail = format!(
-                        "fn {}({}) -> {}",
-                        decl.name.name,
-                        params(&decl.params),
-                        src(decl.ret.span())
-                    );
+                    let detail = callable("fn", &decl.name, &decl.params, &decl.ret);
                     push(
                         def(&decl.name, DefKind::Fn),
                         &decl.name,

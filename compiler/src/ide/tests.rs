@@ -281,3 +281,47 @@ fn llm_functions_their_parameters_and_replies_are_names_the_editor_knows() {
         }
     );
 }
+
+/// An `llm` item, a function item and a layer's function hover with their one-line outline:
+/// keyword, name, parameters and reply or result type, then their documentation.
+#[test]
+fn hover_on_callables_shows_their_outline() {
+    let ws = workspace(&[("asker.harness", ASKER), ("planner.harness", PLANNER)]);
+    let member = "layer l {\n  /// Adds one.\n  fn next(x: Int) -> Int = x + 1\n  computed m: Int = next(2)\n}\n";
+    let ws = {
+        let mut ws = ws;
+        ws.set_file("member.harness", &format!("harness demo.member\n{member}"));
+        ws
+    };
+    let cases = [
+        (
+            "asker.harness",
+            at(ASKER, "pick(3)", 0, 1),
+            "llm pick(limit: Int) -> Count",
+            "Asks for a count.",
+        ),
+        (
+            "planner.harness",
+            at(PLANNER, "scale(n", 0, 1),
+            "fn scale(x: Int, factor: Int) -> Int",
+            "Multiplies.",
+        ),
+        (
+            "member.harness",
+            at(member, "next(2)", 0, 1) + 20,
+            "fn next(x: Int) -> Int",
+            "Adds one.",
+        ),
+    ];
+    for (path, offset, outline, docs) in cases {
+        let hover = hover(&ws, path, offset).expect("a hover");
+        assert!(
+            hover
+                .markdown
+                .starts_with(&format!("```harness\n{outline}\n```")),
+            "{path}: {}",
+            hover.markdown
+        );
+        assert!(hover.markdown.contains(docs), "{path}: {}", hover.markdown);
+    }
+}

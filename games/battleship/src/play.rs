@@ -13,8 +13,9 @@
 //! 111 and 1337.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
@@ -237,12 +238,45 @@ struct Episode {
     keyed_flips: Option<EffectDraws>,
 }
 
+/// The 64 cells as runtime values, built once: queries that list cells share them instead of
+/// allocating every element anew on every call.
+fn cell_values() -> &'static [Value] {
+    static CELLS: OnceLock<Vec<Value>> = OnceLock::new();
+    CELLS.get_or_init(|| {
+        cells_of(u64::MAX)
+            .map(|cell| Value::Opaque(Arc::new(CellValue::new(cell))))
+            .collect()
+    })
+}
+
 fn cell_value(cell: Cell) -> Value {
-    Value::Opaque(Arc::new(CellValue(cell)))
+    cell_values()[cell.index()].clone()
+}
+
+/// The question catalogue as one runtime list, built once (see [`cell_values`]).
+fn question_values() -> &'static Value {
+    static QUESTIONS: OnceLock<Value> = OnceLock::new();
+    QUESTIONS.get_or_init(|| {
+        Value::list(
+            catalogue()
+                .iter()
+                .map(|q| Value::Opaque(Arc::new(QuestionValue::new(Arc::new(q.clone())))))
+                .collect(),
+        )
+    })
 }
 
 fn question_value(question: &Question) -> Value {
-    Value::Opaque(Arc::new(QuestionValue(Arc::new(question.clone()))))
+    let shared = match question_values() {
+        Value::List(items) => items.iter().find(|v| {
+            v.as_opaque::<QuestionValue>()
+                .is_some_and(|q| *q.0 == *question)
+        }),
+        _ => None,
+    };
+    shared
+        .cloned()
+        .unwrap_or_else(|| Value::Opaque(Arc::new(QuestionValue::new(Arc::new(question.clone())))))
 }
 
 fn float(x: f64) -> Result<Value, NativeError> {
@@ -301,7 +335,7 @@ impl Episode {
                 let cell = arg::<CellValue>(args, 0, "Cell")?;
                 Value::Bool(game.unknown() & cell.0.bit() != 0)
             }
-            "questions" => Value::list(catalogue().iter().map(question_value).collect()),
+            "questions" => question_values().clone(),
             "frontier" => cells_list(kernels::frontier(game.hits(), game.misses())),
             "open_frontier" => cells_list(kernels::frontier(self.unsunk_hits(), game.misses())),
             "largest_cluster" => int(kernels::hit_clusters(game.hits())
@@ -525,7 +559,15 @@ impl RuntimeGame for Episode {
 
 /// A cell of the board, shown as its id (`D5`).
 #[derive(Debug)]
-pub struct CellValue(pub Cell);
+pub struct CellValue(pub Cell, Box<str>);
+
+impl CellValue {
+    /// The value of `cell`, with its JSON text kept for comparisons.
+    pub fn new(cell: Cell) -> Self {
+        let text = serde_json::Value::String(cell.to_string()).to_string();
+        CellValue(cell, text.into())
+    }
+}
 
 impl Opaque for CellValue {
     fn type_name(&self) -> &str {
@@ -536,6 +578,10 @@ impl Opaque for CellValue {
         serde_json::Value::String(self.0.to_string())
     }
 
+    fn json_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.1)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -543,7 +589,15 @@ impl Opaque for CellValue {
 
 /// A question (a region of the board), shown as its id (`row:A`).
 #[derive(Debug)]
-pub struct QuestionValue(pub Arc<Question>);
+pub struct QuestionValue(pub Arc<Question>, Box<str>);
+
+impl QuestionValue {
+    /// The value of `question`, with its JSON text kept for comparisons (questions sit in sets).
+    pub fn new(question: Arc<Question>) -> Self {
+        let text = serde_json::Value::String(question.id.clone()).to_string();
+        QuestionValue(question, text.into())
+    }
+}
 
 impl Opaque for QuestionValue {
     fn type_name(&self) -> &str {
@@ -552,6 +606,10 @@ impl Opaque for QuestionValue {
 
     fn to_json(&self) -> serde_json::Value {
         serde_json::Value::String(self.0.id.clone())
+    }
+
+    fn json_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.1)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -621,6 +679,11 @@ pub struct PosteriorValue {
     epsilon: f64,
     /// Number of observations folded in, real or hypothetical: part of the value's identity.
     observations: u32,
+    /// The hit probabilities, computed on first use: a turn reads them once per question it
+    /// scores (through `region_mass`), and the value never changes.
+    probs: OnceLock<[f64; 64]>,
+    /// The region masses of those probabilities, likewise computed once.
+    masses: OnceLock<Arc<kernels::RegionMasses>>,
 }
 
 impl PosteriorValue {
@@ -631,6 +694,22 @@ impl PosteriorValue {
             revealed: 0,
             epsilon,
             observations: 0,
+            probs: OnceLock::new(),
+            masses: OnceLock::new(),
+        }
+    }
+
+    /// A copy to fold one more observation into, without the caches of this value's
+    /// probabilities.
+    fn successor(&self) -> PosteriorValue {
+        PosteriorValue {
+            belief: self.belief.clone(),
+            weights: self.weights.clone(),
+            revealed: self.revealed,
+            epsilon: self.epsilon,
+            observations: self.observations + 1,
+            probs: OnceLock::new(),
+            masses: OnceLock::new(),
         }
     }
 
@@ -645,8 +724,24 @@ impl PosteriorValue {
         }
     }
 
-    fn hit_probabilities(&self) -> [f64; 64] {
-        kernels::weighted_hit_probabilities(&self.samples().unions, self.weights(), self.revealed)
+    fn hit_probabilities(&self) -> &[f64; 64] {
+        self.probs.get_or_init(|| {
+            kernels::weighted_hit_probabilities(
+                &self.samples().unions,
+                self.weights(),
+                self.revealed,
+            )
+        })
+    }
+
+    /// The region masses of the unrevealed cells.
+    fn region_masses(&self) -> &kernels::RegionMasses {
+        self.masses.get_or_init(|| {
+            Arc::new(kernels::RegionMasses::new(
+                self.hit_probabilities(),
+                !self.revealed,
+            ))
+        })
     }
 
     fn p_yes(&self, region: u64) -> f64 {
@@ -679,9 +774,8 @@ impl PosteriorValue {
     }
 
     fn observe_shot(&self, cell: Cell, hit: bool, hypothetical: bool) -> PosteriorValue {
-        let mut next = self.clone();
+        let mut next = self.successor();
         next.revealed |= cell.bit();
-        next.observations += 1;
         if hypothetical {
             let weights =
                 self.reweighted(|union| f64::from(u8::from((union & cell.bit() != 0) == hit)));
@@ -703,9 +797,8 @@ impl PosteriorValue {
     /// Conditions on the colour of a hit ship (and on its sinking), as Grand et al.'s protocol
     /// reveals them. Previews never produce this observation, so it always runs the backend.
     fn observe_ship(&self, cell: Cell, color: Color, sunk: bool) -> PosteriorValue {
-        let mut next = self.clone();
+        let mut next = self.successor();
         next.revealed |= cell.bit();
-        next.observations += 1;
         let mut belief = (*self.belief).clone();
         belief.as_belief_mut().observe_shot(&ShotOutcome {
             cell,
@@ -719,8 +812,7 @@ impl PosteriorValue {
     }
 
     fn observe_answer(&self, region: u64, yes: bool, hypothetical: bool) -> PosteriorValue {
-        let mut next = self.clone();
-        next.observations += 1;
+        let mut next = self.successor();
         if hypothetical {
             let (epsilon, belief) = (self.epsilon, &self.belief);
             let weights = self.reweighted(|union| {
@@ -825,7 +917,7 @@ pub fn natives() -> Natives {
     natives.register("Posterior.hit_probabilities", |_, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
         Ok(Value::Opaque(Arc::new(GridValue(
-            posterior.hit_probabilities(),
+            *posterior.hit_probabilities(),
         ))))
     });
     natives.register("Posterior.p_yes", |_, args| {
@@ -840,9 +932,7 @@ pub fn natives() -> Natives {
         // The expected number of ship cells among the unrevealed cells of the region, per cell.
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
         let question = arg::<QuestionValue>(args, 1, "Question")?;
-        let probs = posterior.hit_probabilities();
-        let masses = kernels::RegionMasses::new(&probs, !posterior.revealed);
-        float(masses.of(&question.0))
+        float(posterior.region_masses().of(&question.0))
     });
     natives.register("Posterior.observe_shot", |ctx: &mut dyn NativeCtx, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
@@ -883,4 +973,56 @@ pub fn natives() -> Natives {
         },
     );
     natives
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_cells_and_questions_keep_their_json_text_and_order() {
+        // Equality and order of opaque values compare this text, so it must be the JSON form.
+        let questions = match question_values() {
+            Value::List(items) => items.as_ref().clone(),
+            other => panic!("the catalogue is a list, not {other}"),
+        };
+        for value in cell_values().iter().chain(&questions) {
+            let Value::Opaque(o) = value else {
+                panic!("{value} is not opaque")
+            };
+            assert_eq!(o.json_text(), o.to_json().to_string());
+        }
+        assert_eq!(cell_values().len(), 64);
+        assert_eq!(questions.len(), catalogue().len());
+        // A question handed back by the game is the catalogue's own value.
+        let asked = question_value(&catalogue()[5]);
+        assert!(
+            matches!((&asked, &questions[5]), (Value::Opaque(a), Value::Opaque(b)) if Arc::ptr_eq(a, b))
+        );
+        // Values built apart compare as their text does.
+        let fresh = Value::Opaque(Arc::new(QuestionValue::new(Arc::new(
+            catalogue()[5].clone(),
+        ))));
+        assert_eq!(fresh, questions[5]);
+        assert_eq!(
+            questions[3].cmp(&questions[4]),
+            questions[3].to_string().cmp(&questions[4].to_string())
+        );
+    }
+
+    #[test]
+    fn a_posterior_successor_recomputes_its_probabilities() {
+        let belief = McmcCompat::new(64964, 50).expect("a belief");
+        let prior = PosteriorValue::new(BeliefImpl::McmcCompat(belief), 0.1);
+        let before = *prior.hit_probabilities();
+        let cell = Cell::new(27).expect("a cell");
+        let after = prior.observe_shot(cell, false, true);
+        assert_eq!(after.hit_probabilities()[27], 0.0);
+        assert_eq!(*prior.hit_probabilities(), before);
+        assert_eq!(
+            after.region_masses().cell[27],
+            0.0,
+            "the masses are the successor's"
+        );
+    }
 }
