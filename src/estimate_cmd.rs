@@ -199,16 +199,16 @@ fn summary(outcome: &estimate::Outcome, seconds: f64) -> String {
         outcome.table.entries.len()
     );
     let c = &m.replay_cost;
+    // The utility's cost metric is optional; without one there is no game cost to report.
+    let game_cost = match m.utility.cost.as_deref() {
+        Some(metric) => format!(", {} of `{metric}`", c.cost),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
         "replay cost (apart from any evaluation): {} continuations, {} turns, {} steps, {} \
-         previews, {} of `{}` after the checkpoints; {seconds:.1} s of wall time",
-        c.continuations,
-        c.turns,
-        c.steps,
-        c.previews,
-        c.cost,
-        m.utility.cost.as_deref().unwrap_or("no cost metric"),
+         previews{game_cost} after the checkpoints; {seconds:.1} s of wall time",
+        c.continuations, c.turns, c.steps, c.previews,
     );
     if m.outside_range > 0 {
         let _ = writeln!(
