@@ -306,6 +306,49 @@ fn bad_requests_are_clear_errors() {
     );
 }
 
+/// A run's LLM settings are part of what it is: resuming it with other settings (here none, as
+/// when the `--llm-*` flags are forgotten) is refused before any episode runs, and resuming it
+/// with the same settings finishes it.
+#[test]
+fn resuming_with_other_llm_settings_is_refused() {
+    use harness::ablate::Hooks;
+
+    /// Records one LLM configuration in the manifest; its episodes ask no model.
+    struct Settings(serde_json::Value);
+
+    impl Hooks for Settings {
+        fn prepare(
+            &self,
+            _program: &harness_compiler::ir::Program,
+        ) -> Result<Option<serde_json::Value>, String> {
+            Ok(Some(self.0.clone()))
+        }
+    }
+
+    let out = scratch("resume-llm");
+    let mut req = request("harnesses/examples/search.harness", &out);
+    req.instances = Some("n16-p10".into());
+    req.seeds = Some("1".into());
+    let settings = Settings(serde_json::json!({ "provider": "sim", "model": "steady" }));
+    let outcome = ablate(&Registry::standard(), &req, &settings).unwrap();
+    let folder = outcome.folder.root().to_path_buf();
+    let resumed = Request {
+        resume: Some(folder.clone()),
+        ..Request::default()
+    };
+    let error = ablate(&Registry::standard(), &resumed, &NoHooks)
+        .map_err(|error| error.to_string())
+        .unwrap_err();
+    assert!(
+        error.contains("resume it with the same --llm-* flags"),
+        "{error}"
+    );
+    let other = Settings(serde_json::json!({ "provider": "sim", "model": "other" }));
+    assert!(ablate(&Registry::standard(), &resumed, &other).is_err());
+    ablate(&Registry::standard(), &resumed, &settings).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// `--set-json` gives a structured config value, converted and checked against its type.
 #[test]
 fn structured_settings_come_as_json() {
