@@ -433,7 +433,7 @@ codes! {
         fix: "Change the default or the range.";
 
     InvalidRange = "E0702", Error, "invalid range",
-        explanation: "A range's bounds must be literals of the parameter's type (`Int` or `Float`) with the lower bound not above the upper.",
+        explanation: "A range's bounds must be literals of the parameter's type (`Int` or `Float`) with the lower bound not above the upper. On a `List`, `Set` or `Map` parameter the range bounds its number of elements and its bounds are `Int` literals: a value set with `--set-json` outside it is refused, and the checker's cost bound takes its length from it.",
         example: "config {\n  n: Int = 5 in 10..=1\n}",
         fix: "Write `lo..=hi` with `lo <= hi`.";
 

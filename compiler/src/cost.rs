@@ -33,6 +33,11 @@ pub const DEFAULT_LIMIT: u64 = 50_000_000;
 /// The longest list `range` builds (the interpreter refuses longer ones).
 pub const RANGE_CAP: u64 = 1_000_000;
 
+/// The most turns of an episode the cost bound assumes when a state grows turn after turn:
+/// the runtime's default turn limit. A run allowed more turns (`--max-turns`) keeps the
+/// runtime's step and memory budgets as the guarantee for such a state.
+pub const TURN_CAP: u64 = 10_000;
+
 /// A bound too large to state: nothing bounds it, or it passed `u64`.
 pub const UNBOUNDED: u64 = u64::MAX;
 
@@ -159,6 +164,27 @@ impl Shape {
                 ..Shape::collection(UNBOUNDED, Shape::scalar())
             },
             _ => Shape::scalar(),
+        }
+    }
+
+    /// The shape of a value of `ty` whose collections, at every depth, hold at most `max`
+    /// elements, as a game declares for an observation's field; an `Int` field lies in
+    /// `0..=max` (the integers inside a collection are not bounded).
+    fn bounded(ty: &Ty, max: u64, why: &Arc<str>) -> Self {
+        match ty {
+            Ty::Int => Shape::int(0, i128::from(max)),
+            _ => Shape::nested(ty, max, why),
+        }
+    }
+
+    /// [`Shape::bounded`] below the top: collections only.
+    fn nested(ty: &Ty, max: u64, why: &Arc<str>) -> Self {
+        match ty {
+            Ty::Option(t) => Shape::collection(1, Shape::nested(t, max, why)),
+            Ty::List(t) | Ty::Set(t) | Ty::Map(_, t) => {
+                Shape::collection(max, Shape::nested(t, max, why))
+            }
+            _ => Shape::of_type(ty, why),
         }
     }
 
@@ -297,7 +323,16 @@ pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) ->
         over: Vec::new(),
         in_preview: false,
         snapshot_reads: BTreeSet::new(),
+        replies: HashMap::new(),
     };
+    for llm in &program.llms {
+        let reply = reply_shape(&llm.shape);
+        let joined = match a.replies.get(&llm.result_enum) {
+            Some(other) => other.join(&reply),
+            None => reply,
+        };
+        a.replies.insert(llm.result_enum, joined);
+    }
     a.snapshot_reads = a.snapshot_reads();
     a.state = a.state_shapes();
     a.phases()
@@ -319,6 +354,9 @@ struct Analyser<'p> {
     in_preview: bool,
     /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]).
     snapshot_reads: BTreeSet<ComputedId>,
+    /// The shape of an `llm` reply by its `LlmResult` enum (`Ok` carries it), from the reply's
+    /// declared bounds: the `len` bound every list field must have and the numeric ranges.
+    replies: HashMap<crate::ir::EnumId, Shape>,
 }
 
 type Locals = Vec<Shape>;
@@ -362,6 +400,18 @@ impl<'p> Analyser<'p> {
             .iter()
             .map(|l| Shape::of_type(&l.ty, &Arc::from(format!("the local `{}`", l.name))))
             .collect()
+    }
+
+    /// A handler's locals: the observation's fields first, with the sizes the game declares.
+    fn handler_locals(&self, h: &crate::ir::Handler) -> Locals {
+        let mut locals = self.locals(&h.frame);
+        for ((slot, bound), local) in locals.iter_mut().zip(&h.bounds).zip(&h.frame.locals) {
+            if let Some(max) = bound {
+                let why = Arc::from(format!("the field `{}` of `{}`", local.name, h.observation));
+                *slot = Shape::bounded(&local.ty, *max, &why);
+            }
+        }
+        locals
     }
 
     /// Notes an expression whose own bound passes the limit when none inside it does.
@@ -605,7 +655,17 @@ impl<'p> Analyser<'p> {
                 }
             }
             PatternKind::Some(inner) => self.bind(inner, &shape.elem(), locals),
-            // Payload bindings keep the shape of their declared type.
+            // The `Ok` payload of an `llm` result is a reply, whose sizes are declared.
+            PatternKind::Variant {
+                enum_id,
+                index: 0,
+                payload,
+            } if self.replies.contains_key(enum_id) => {
+                if let (Some(inner), Some(reply)) = (payload.first(), self.replies.get(enum_id)) {
+                    self.bind(inner, reply, locals);
+                }
+            }
+            // Other payload bindings keep the shape of their declared type.
             _ => {}
         }
     }
@@ -618,6 +678,23 @@ impl<'p> Analyser<'p> {
                 }
                 _ => Shape::scalar(),
             },
+            // A collection's range bounds its length (the runtime refuses a longer value).
+            (
+                Ty::List(_) | Ty::Set(_) | Ty::Map(..),
+                Some(crate::ir::Range {
+                    hi: Literal::Int(hi),
+                    inclusive,
+                    ..
+                }),
+            ) => {
+                let why = Arc::from(format!("the parameter `{}`", param.name));
+                let most = u64::try_from(*hi - i64::from(!inclusive)).unwrap_or(0);
+                Shape {
+                    len: most,
+                    why: None,
+                    ..Shape::of_type(&param.ty, &why)
+                }
+            }
             (ty, _) => Shape::of_type(ty, &Arc::from(format!("the parameter `{}`", param.name))),
         }
     }
@@ -881,6 +958,23 @@ impl<'p> Analyser<'p> {
             },
             "union" => receiver.join(&shapes.get(1).cloned().unwrap_or_else(Shape::scalar)),
             "len" | "count" => Shape::int(0, receiver.len as i128),
+            // `min` and `max` of integers keep the intervals' order, so `range(0, min(a, b))`
+            // is as long as the shorter of two bounded lists, not `range`'s cap.
+            "min" | "max" if *ty == Ty::Int && shapes.len() == 2 => {
+                let other = &shapes[1];
+                if method == "min" {
+                    Shape::int(receiver.lo.min(other.lo), receiver.hi.min(other.hi))
+                } else {
+                    Shape::int(receiver.lo.max(other.lo), receiver.hi.max(other.hi))
+                }
+            }
+            "clamp" if *ty == Ty::Int && shapes.len() == 3 => {
+                let (lo, hi) = (&shapes[1], &shapes[2]);
+                Shape::int(
+                    receiver.lo.max(lo.lo).min(hi.hi),
+                    receiver.hi.max(lo.lo).min(hi.hi),
+                )
+            }
             "first" | "last" | "get" | "max_by" | "min_by" | "argmax" | "max" | "min"
                 if matches!(ty, Ty::Option(_)) =>
             {
@@ -949,7 +1043,7 @@ impl<'p> Analyser<'p> {
                 .iter()
                 .filter(|h| h.observation == observation)
             {
-                let mut locals = self.locals(&h.frame);
+                let mut locals = self.handler_locals(h);
                 let (w, _, p) = self.stmts(&h.body, &mut locals);
                 work.plus(&w);
                 patches = add(patches, p);
@@ -1047,74 +1141,198 @@ impl<'p> Analyser<'p> {
             let mut locals = self.locals(&slot.init.frame);
             shapes[i] = self.expr(&slot.init.expr, &mut locals).1;
         }
-        let mut patched: Vec<Vec<(&'p Stmt, Locals)>> = vec![Vec::new(); p.state.len()];
-        let mut collect = |stmts: &'p [Stmt], frame: &crate::ir::Frame, this: &Self| {
-            let locals = this.locals(frame);
-            let mut stack: Vec<&'p [Stmt]> = vec![stmts];
-            while let Some(list) = stack.pop() {
-                for stmt in list {
-                    match &stmt.kind {
-                        StmtKind::Patch { place, .. } => {
-                            patched[place.state.index()].push((stmt, locals.clone()));
-                        }
-                        StmtKind::If {
-                            then, otherwise, ..
-                        } => {
-                            stack.push(then);
-                            stack.push(otherwise);
-                        }
-                        _ => {}
+        // Patches may copy one slot into another: a few rounds reach the join of them all. A
+        // slot that still changes after them (`+=` on a list, a new map key, `n = n + 1`)
+        // changes by the same amount each round when it grows linearly. A round runs every
+        // patch once, and a turn runs each patch at most `per_turn` times (an action or revise
+        // block once, a handler once per observation), so over the most turns an episode has
+        // ([`TURN_CAP`]) a slot holds at most its settled size plus that many growths. A slot
+        // whose growth itself grows (`xs = xs + xs`) is unbounded.
+        let settle = 3;
+        for _ in 0..settle {
+            shapes = self.patch_round(shapes, Sites::All);
+        }
+        let per_turn = p
+            .actions
+            .iter()
+            .map(|a| count_emits(&a.body))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        // Handlers run once per observation: at most `per_turn` a turn, and at most as many as
+        // the game sends in an episode when it declares that.
+        let observations = self
+            .bounds
+            .get(crate::signatures::EPISODE_OBSERVATIONS)
+            .map_or(UNBOUNDED, |n| *n)
+            .min(mul(TURN_CAP, per_turn));
+        let settled = shapes.clone();
+        let mut grown = settled.clone();
+        for (sites, runs) in [(Sites::Handlers, observations), (Sites::Others, TURN_CAP)] {
+            let once = self.patch_round(settled.clone(), sites);
+            let twice = self.patch_round(once.clone(), sites);
+            for (i, shape) in grown.iter_mut().enumerate() {
+                let (a, b, c) = (&settled[i], &once[i], &twice[i]);
+                if (a.lo, a.hi, a.len) == (c.lo, c.hi, c.len) {
+                    continue;
+                }
+                let name = &p.state[i].name;
+                let linear = b.len.wrapping_sub(a.len) == c.len.wrapping_sub(b.len)
+                    && b.hi - a.hi == c.hi - b.hi
+                    && b.lo - a.lo == c.lo - b.lo
+                    && c.len >= b.len;
+                *shape = shape.join(c);
+                if linear {
+                    let grow = |d: i128| d.saturating_mul(runs as i128);
+                    shape.len = if c.len == UNBOUNDED || shape.len == UNBOUNDED {
+                        UNBOUNDED
+                    } else {
+                        add(shape.len, mul(b.len - a.len, runs))
+                    };
+                    shape.hi = shape
+                        .hi
+                        .saturating_add(grow(b.hi - a.hi))
+                        .min(i64::MAX as i128);
+                    shape.lo = shape
+                        .lo
+                        .saturating_add(grow(b.lo - a.lo))
+                        .max(i64::MIN as i128);
+                    if shape.len == UNBOUNDED && shape.why.is_none() {
+                        shape.why = Some(Arc::from(format!(
+                            "the state `{name}`, which grows with patches"
+                        )));
                     }
+                } else {
+                    shape.len = if shape.elem.is_some() { UNBOUNDED } else { 0 };
+                    shape.lo = i64::MIN as i128;
+                    shape.hi = i64::MAX as i128;
+                    shape.why = Some(Arc::from(format!(
+                        "the state `{name}`, which grows faster with each patch"
+                    )));
                 }
             }
-        };
-        for a in &p.actions {
-            collect(&a.body, &a.frame, self);
         }
-        for layer in &p.layers {
-            for h in &layer.handlers {
-                collect(&h.body, &h.frame, self);
-            }
-            for r in &layer.revise {
-                collect(&r.body, &r.frame, self);
-            }
-        }
-        // Patches may copy one slot into another; a few rounds reach the join of them all.
-        let unchanged_rounds = 3;
-        for _ in 0..unchanged_rounds {
-            self.state = shapes.clone();
-            self.computed.iter_mut().for_each(|c| *c = None);
-            self.fns.clear();
-            for (i, list) in patched.iter().enumerate() {
-                for (stmt, locals) in list {
-                    let StmtKind::Patch { place, op, value } = &stmt.kind else {
-                        continue;
-                    };
-                    let mut locals = locals.clone();
-                    let (_, s) = self.expr(value, &mut locals);
-                    let name = &p.state[i].name;
-                    let grows = |why: &str| Shape {
-                        len: UNBOUNDED,
-                        why: Some(Arc::from(format!("the state `{name}`, which {why}"))),
-                        ..shapes[i].clone()
-                    };
-                    let collection =
-                        shapes[i].elem.is_some() && !matches!(p.state[i].ty, Ty::Option(_));
-                    shapes[i] = match (place.path.is_empty(), op) {
-                        (true, crate::ir::AssignOp::Set) => shapes[i].join(&s),
-                        (true, _) if collection => grows("grows with a compound patch"),
-                        (false, _) if matches!(p.state[i].ty, Ty::Map(..)) => {
-                            grows("gains keys by patches")
-                        }
-                        _ => shapes[i].clone(),
-                    };
-                }
+        // One more round carries the grown slots into those that copy them.
+        shapes = self.patch_round(grown, Sites::All);
+        // A set, or a map's keys, holds each value of its element type at most once.
+        for (shape, slot) in shapes.iter_mut().zip(&p.state) {
+            if let Ty::Set(t) | Ty::Map(t, _) = &slot.ty
+                && let Some(most) = self.distinct(t)
+                && most < shape.len
+            {
+                shape.len = most;
+                shape.why = None;
             }
         }
         self.computed.iter_mut().for_each(|c| *c = None);
         self.fns.clear();
         self.over.clear();
         shapes
+    }
+
+    /// How many distinct values `ty` has, when few: `Bool`, an enum without payloads, an
+    /// opaque type whose game declares its count ([`crate::signatures::GameSig::distinct`]).
+    fn distinct(&self, ty: &Ty) -> Option<u64> {
+        match ty {
+            Ty::Bool => Some(2),
+            Ty::Enum(name) => self
+                .p
+                .enums
+                .iter()
+                .find(|e| *e.name == **name)
+                .filter(|e| e.variants.iter().all(|(_, payload)| payload.is_empty()))
+                .map(|e| e.variants.len() as u64),
+            Ty::Opaque(name, _) => self
+                .bounds
+                .get(&crate::signatures::distinct_values(name))
+                .copied(),
+            _ => None,
+        }
+    }
+
+    /// Runs every patch once, evaluated on the state shapes `shapes`, and returns the shapes
+    /// after them. Each body is walked with its `let`s and `if let` guards bound, so a patch sees
+    /// what its locals hold (an `llm` reply's declared sizes, for one).
+    fn patch_round(&mut self, shapes: Vec<Shape>, sites: Sites) -> Vec<Shape> {
+        let p = self.p;
+        self.state = shapes.clone();
+        self.computed.iter_mut().for_each(|c| *c = None);
+        self.fns.clear();
+        let mut next = shapes;
+        let (handlers, others) = (sites != Sites::Others, sites != Sites::Handlers);
+        for a in p.actions.iter().filter(|_| others) {
+            let mut locals = self.locals(&a.frame);
+            self.patch_walk(&a.body, &mut locals, &mut next);
+        }
+        for layer in &p.layers {
+            for h in layer.handlers.iter().filter(|_| handlers) {
+                let mut locals = self.handler_locals(h);
+                self.patch_walk(&h.body, &mut locals, &mut next);
+            }
+            for r in layer.revise.iter().filter(|_| others) {
+                let mut locals = self.locals(&r.frame);
+                self.patch_walk(&r.body, &mut locals, &mut next);
+            }
+        }
+        next
+    }
+
+    fn patch_walk(&mut self, stmts: &'p [Stmt], locals: &mut Locals, shapes: &mut [Shape]) {
+        let p = self.p;
+        for stmt in stmts {
+            match &stmt.kind {
+                StmtKind::Let(pattern, value) => {
+                    let (_, s) = self.expr(value, locals);
+                    self.bind(pattern, &s, locals);
+                }
+                StmtKind::LetLlm { pattern, .. } => self.bind(pattern, &Shape::scalar(), locals),
+                StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
+                    let mut inner = locals.clone();
+                    self.guards(guards, &mut inner);
+                    self.patch_walk(then, &mut inner, shapes);
+                    let mut other = locals.clone();
+                    self.patch_walk(otherwise, &mut other, shapes);
+                }
+                StmtKind::Patch { place, op, value } => {
+                    let i = place.state.index();
+                    let (_, s) = self.expr(value, locals);
+                    let old = &shapes[i];
+                    let collection = old.elem.is_some() && !matches!(p.state[i].ty, Ty::Option(_));
+                    shapes[i] = match (place.path.first(), op) {
+                        (None, crate::ir::AssignOp::Set) => old.join(&s),
+                        // `+=` appends to a list or a string, and adds to a number.
+                        (None, crate::ir::AssignOp::Add) if collection => Shape {
+                            len: add(old.len, s.len),
+                            why: old.why.clone().or_else(|| s.why.clone()),
+                            ..Shape::collection(0, old.elem().join(&s.elem()))
+                        },
+                        (None, _) if p.state[i].ty == Ty::Int => {
+                            let op = match op {
+                                crate::ir::AssignOp::Add => BinaryOp::Add,
+                                crate::ir::AssignOp::Sub => BinaryOp::Sub,
+                                _ => BinaryOp::Mul,
+                            };
+                            old.join(&self.binary(op, old, &s, &Ty::Int))
+                        }
+                        // A patch of a map's entry can add its key.
+                        (Some(crate::ir::PlaceStep::Index(_)), _)
+                            if matches!(p.state[i].ty, Ty::Map(..)) =>
+                        {
+                            Shape {
+                                len: add(old.len, 1),
+                                ..old.clone()
+                            }
+                        }
+                        _ => old.clone(),
+                    };
+                }
+                _ => {}
+            }
+        }
     }
 
     fn phases(&mut self) -> CostReport {
@@ -1248,6 +1466,70 @@ impl<'p> Analyser<'p> {
             over,
         }
     }
+}
+
+/// The shape of an `llm` reply: every list holds at most its declared `len` bound and an `Int`
+/// lies in its `where` range, as the host validates a reply before the harness sees it.
+fn reply_shape(shape: &crate::ir::LlmShape) -> Shape {
+    match shape {
+        crate::ir::LlmShape::Record(fields) => record_shape(fields),
+        crate::ir::LlmShape::Enum(_) => Shape::scalar(),
+    }
+}
+
+fn record_shape(fields: &[crate::ir::LlmField]) -> Shape {
+    Shape {
+        fields: Some(Arc::new(
+            fields
+                .iter()
+                .map(|f| field_shape(&f.kind, f.range.as_ref()))
+                .collect(),
+        )),
+        ..Shape::scalar()
+    }
+}
+
+fn field_shape(kind: &crate::ir::LlmFieldKind, range: Option<&crate::ir::Range>) -> Shape {
+    use crate::ir::LlmFieldKind as K;
+    match kind {
+        K::Int => match range {
+            Some(crate::ir::Range {
+                lo: Literal::Int(lo),
+                hi: Literal::Int(hi),
+                inclusive,
+            }) => Shape::int(*lo as i128, *hi as i128 - i128::from(!inclusive)),
+            _ => Shape::scalar(),
+        },
+        K::Optional(inner) => Shape::collection(1, field_shape(inner, range)),
+        K::List { item, max_len, .. } => {
+            Shape::collection(u64::from(*max_len), field_shape(item, range))
+        }
+        K::Record(fields) => record_shape(fields),
+        K::Float | K::Bool | K::String | K::Enum(_) => Shape::scalar(),
+    }
+}
+
+/// Which patches a round of [`Analyser::patch_round`] runs: handlers run once per observation,
+/// actions and revise blocks once per turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sites {
+    All,
+    Handlers,
+    Others,
+}
+
+/// The effects a run of `stmts` can emit at most: every `emit` on any path, counted once.
+fn count_emits(stmts: &[Stmt]) -> u64 {
+    stmts
+        .iter()
+        .map(|stmt| match &stmt.kind {
+            StmtKind::Emit { .. } => 1,
+            StmtKind::If {
+                then, otherwise, ..
+            } => count_emits(then).max(count_emits(otherwise)),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// The parts of an action a run of it evaluates.

@@ -587,6 +587,9 @@ pub struct ModelBranch {
 pub struct Handler {
     /// The observation's name in the game bindings.
     pub observation: String,
+    /// The bounds the game declares for the observation's fields, one per field in order
+    /// ([`crate::signatures::GameSig::observation_bound`]).
+    pub bounds: Vec<Option<u64>>,
     /// The locals; the observation's fields are locals `0..n`, in declaration order.
     pub frame: Frame,
     /// The statements: patches and lets (no effects).

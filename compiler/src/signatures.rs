@@ -174,11 +174,28 @@ pub struct GameSig {
     /// one, may emit them (a level of a provisioning ladder, for example).
     pub gated: Vec<String>,
     /// Declared bounds of queries, for the cost bound of a turn ([`crate::cost`]): the most
-    /// elements a collection query returns, or the largest value of an `Int` one.
+    /// elements a collection query returns, or the largest value of an `Int` one. A key made by
+    /// [`observation_field`] bounds a field of an observation instead.
     pub bounds: Vec<(String, u64)>,
     /// Signature strings that failed to parse (a bug in the bindings, reported as an internal
     /// error by the checker).
     pub problems: Vec<String>,
+}
+
+/// The key of [`GameSig::bounds`] that bounds a field of an observation: `on <observation>.<field>`,
+/// which no query name can be.
+pub fn observation_field(observation: &str, field: &str) -> String {
+    format!("on {observation}.{field}")
+}
+
+/// The key of [`GameSig::bounds`] that bounds the observations of an episode
+/// ([`GameSig::episode_observations`]); no query name has a space.
+pub const EPISODE_OBSERVATIONS: &str = "episode observations";
+
+/// The key of [`GameSig::bounds`] that bounds the distinct values of an opaque type
+/// ([`GameSig::distinct`]).
+pub fn distinct_values(name: &str) -> String {
+    format!("type {name}")
 }
 
 /// Every signature known to a workspace: the builtins and library modules, and the games.
@@ -389,6 +406,52 @@ impl GameSig {
         }
         self.bounds.retain(|(n, _)| n != name);
         self.bounds.push((name.to_owned(), max));
+        self
+    }
+
+    /// Declares a bound of the field `field` of the observation `observation`: the most elements
+    /// its collection holds and every collection nested in it holds (for an `Int` field, its
+    /// largest value, its least taken to be 0). The checker's cost bound gives a handler's
+    /// parameter this size, and the runtime ends the observe phase with R0011 when the game sends
+    /// a longer one, so the bound is a checked contract rather than a promise.
+    pub fn observation_bound(&mut self, observation: &str, field: &str, max: u64) -> &mut Self {
+        let known = self
+            .observations
+            .iter()
+            .find(|o| o.name == observation)
+            .is_some_and(|o| o.params.iter().any(|p| p.name == field));
+        if !known {
+            self.problems.push(format!(
+                "`{observation}.{field}` is bounded but is not a field of an observation of `{}`",
+                self.name
+            ));
+        }
+        let key = observation_field(observation, field);
+        self.bounds.retain(|(n, _)| *n != key);
+        self.bounds.push((key, max));
+        self
+    }
+
+    /// Declares that an episode of this game sends at most `max` observations in all, which
+    /// bounds a state that observation handlers grow, in the checker's cost bound.
+    pub fn episode_observations(&mut self, max: u64) -> &mut Self {
+        self.bounds.retain(|(n, _)| n != EPISODE_OBSERVATIONS);
+        self.bounds.push((EPISODE_OBSERVATIONS.to_owned(), max));
+        self
+    }
+
+    /// Declares that the opaque type `name` has at most `max` distinct values, which bounds a
+    /// set of them or a map keyed by them in the checker's cost bound.
+    pub fn distinct(&mut self, name: &str, max: u64) -> &mut Self {
+        if !self.types.iter().any(|t| t.name == name) {
+            self.problems.push(format!(
+                "`{name}` has a count of values but is not a type of `{}`",
+                self.name
+            ));
+        }
+        let key = distinct_values(name);
+        self.bounds.retain(|(n, _)| *n != key);
+        self.bounds.push((key, max));
         self
     }
 

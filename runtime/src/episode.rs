@@ -374,12 +374,39 @@ impl<'m> Agent<'m> {
                     args: obs.args.clone(),
                 },
             });
+            self.check_bounds(&obs.name, &obs.args)?;
             let mut log = StepLog::default();
             let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
             self.events.append(&mut ev.events);
             self.costs.absorb(&mut ev);
             self.record(Phase::Observe, log);
             result?;
+        }
+        Ok(())
+    }
+
+    /// Checks an observation against the bounds its game declares for its fields (which the
+    /// checker's cost bound relies on): a field over its bound ends the phase with R0011, the
+    /// game's fault, before any handler reads it.
+    fn check_bounds(&self, name: &str, args: &[crate::value::Value]) -> RtResult<()> {
+        let handlers = self.m.program.layers.iter().flat_map(|l| &l.handlers);
+        for h in handlers.filter(|h| h.observation == name) {
+            for (i, (arg, bound)) in args.iter().zip(&h.bounds).enumerate() {
+                if let Some(max) = bound
+                    && !arg.within(*max)
+                {
+                    let field = h.frame.locals.get(i).map_or("?", |l| l.name.as_str());
+                    return Err(RuntimeError::new(
+                        ErrorCode::Native,
+                        h.span,
+                        format!(
+                            "the game sent `{name}` with its field `{field}` over the bound of \
+                             {max} it declares (at most {max} elements per collection, and \
+                             integers in 0..={max}); the game must keep its declared bounds"
+                        ),
+                    ));
+                }
+            }
         }
         Ok(())
     }

@@ -55,7 +55,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             steps_per_turn: DEFAULT_STEPS_PER_TURN,
-            max_turns: 10_000,
+            max_turns: harness_compiler::cost::TURN_CAP as u32,
             memory_per_turn: DEFAULT_MEMORY_PER_TURN,
         }
     }
@@ -317,10 +317,16 @@ impl Machine {
                 if let Some(range) = &def.range
                     && !ops::in_range(&value, range)
                 {
+                    let what = match &value {
+                        Value::List(v) => format!("has {} elements, which lies", v.len()),
+                        Value::Set(v) => format!("has {} elements, which lies", v.len()),
+                        Value::Map(v) => format!("has {} entries, which lies", v.len()),
+                        _ => format!("= {value} lies"),
+                    };
                     return Err(switch_error(
                         def.span,
                         format!(
-                            "`{}` = {value} lies outside its range {}",
+                            "`{}` {what} outside its range {}",
                             def.name,
                             ops::range_text(range)
                         ),

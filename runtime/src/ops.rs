@@ -191,7 +191,14 @@ pub fn in_range(v: &Value, range: &Range) -> bool {
         Literal::Float(f) => Some(*f),
         _ => None,
     };
-    match (v.as_f64(), bound(&range.lo), bound(&range.hi)) {
+    // A collection's range bounds its number of elements.
+    let measure = match v {
+        Value::List(items) => Some(items.len() as f64),
+        Value::Set(items) => Some(items.len() as f64),
+        Value::Map(entries) => Some(entries.len() as f64),
+        _ => v.as_f64(),
+    };
+    match (measure, bound(&range.lo), bound(&range.hi)) {
         (Some(x), Some(lo), Some(hi)) => lo <= x && if range.inclusive { x <= hi } else { x < hi },
         // Ranges are only declared on numbers; anything else has no range to leave.
         _ => true,

@@ -186,6 +186,30 @@ pub enum Value {
 }
 
 impl Value {
+    /// Whether the value keeps a bound a game declares for an observation's field: every
+    /// collection in it, at every depth, holds at most `max` elements (map keys are not
+    /// bounded), and an `Int` field lies in `0..=max` (integers inside collections are not
+    /// bounded).
+    pub fn within(&self, max: u64) -> bool {
+        match self {
+            Value::Int(n) => u64::try_from(*n).is_ok_and(|n| n <= max),
+            _ => self.nested_within(max),
+        }
+    }
+
+    fn nested_within(&self, max: u64) -> bool {
+        let fits = |len: usize| len as u64 <= max;
+        match self {
+            Value::Option(inner) => inner.as_deref().is_none_or(|v| v.nested_within(max)),
+            Value::List(items) => fits(items.len()) && items.iter().all(|v| v.nested_within(max)),
+            Value::Set(items) => fits(items.len()) && items.iter().all(|v| v.nested_within(max)),
+            Value::Map(entries) => {
+                fits(entries.len()) && entries.values().all(|v| v.nested_within(max))
+            }
+            _ => true,
+        }
+    }
+
     /// Builds a float value, or `None` when `x` is not finite.
     pub fn float(x: f64) -> Option<Value> {
         Float::new(x).map(Value::Float)

@@ -249,3 +249,66 @@ fn the_limit_is_configurable() {
         "a limit below the decide bound {decide} does not reject"
     );
 }
+
+/// The `.harness` files under `dir` (relative to the repository), recursively, sorted.
+fn harness_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![root().join(dir)];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap_or_else(|e| panic!("{}: {e}", at.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "harness") {
+                let relative = path.strip_prefix(root()).expect("under the repository");
+                found.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Every bundled harness, on every game, has a finite bound on every phase within the default
+/// limit, as `harness check --cost harnesses/<dir>` reports it: the games declare the sizes of
+/// their queries' and observations' collections (and their opaque types' values), reply lists
+/// carry their `len` bounds, a collection config entry its length range, and growing state is
+/// bounded over the turns (or observations) of an episode. A harness that became unbounded, or
+/// passed the limit, fails here with the reason.
+#[test]
+fn every_bundled_harness_has_a_finite_bound_per_phase_within_the_limit() {
+    let mut modules = 0;
+    let mut dirs: Vec<_> = std::fs::read_dir(root().join("harnesses"))
+        .expect("the harnesses directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let relative = dir.strip_prefix(root()).expect("under the repository");
+        let files = harness_files(relative);
+        let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+        let ws = workspace(&refs);
+        let errors: Vec<_> = ws
+            .diagnostics()
+            .into_iter()
+            .filter(|d| d.is_error())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", relative.display());
+        for (module, _) in ws.modules() {
+            let bound = report(&ws, &module);
+            for phase in &bound.phases {
+                assert!(
+                    phase.steps != UNBOUNDED && phase.steps <= bound.limit,
+                    "{module} {}: {} steps, unbounded by {:?}",
+                    phase.phase,
+                    phase.steps,
+                    phase.unbounded
+                );
+            }
+            modules += 1;
+        }
+    }
+    // Battleship (4), chill (6), det (2), examples (5), jit (6), mci (20).
+    assert!(modules >= 43, "only {modules} modules were found");
+}

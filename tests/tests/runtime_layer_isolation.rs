@@ -157,6 +157,7 @@ fn generate(seed: u64) -> Arc<Program> {
         );
         let handler = Handler {
             observation: "tick".into(),
+            bounds: vec![None],
             frame: Frame {
                 locals: vec![Local {
                     name: "v".into(),

@@ -595,6 +595,11 @@ impl Checker<'_> {
                             (l, &ty),
                             (ir::Literal::Int(_), Ty::Int)
                                 | (ir::Literal::Float(_), Ty::Float)
+                                // A collection's range bounds its number of elements.
+                                | (
+                                    ir::Literal::Int(_),
+                                    Ty::List(_) | Ty::Set(_) | Ty::Map(..)
+                                )
                                 | (_, Ty::Error)
                         )
                     };
@@ -610,7 +615,11 @@ impl Checker<'_> {
                         self.error(
                             Code::InvalidRange,
                             written.span,
-                            format!("the bounds of a range for a `{ty}` parameter must be `{ty}` literals"),
+                            if matches!(ty, Ty::List(_) | Ty::Set(_) | Ty::Map(..)) {
+                                format!("the range of a `{ty}` parameter bounds its length: its bounds must be `Int` literals")
+                            } else {
+                                format!("the bounds of a range for a `{ty}` parameter must be `{ty}` literals")
+                            },
                             None,
                         );
                     } else if ordered == Some(false) || (!r.inclusive && r.lo == r.hi) {

@@ -211,13 +211,23 @@ impl Checker<'_> {
                 let mut body = self.block(&handler.body, Block::Handler);
                 self.fix_stmts(&mut body);
                 let frame = self.take_frame();
+                let observation = handler
+                    .observation
+                    .segments
+                    .last()
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default();
+                let bounds = fields
+                    .iter()
+                    .map(|(field, _)| {
+                        let key = crate::signatures::observation_field(&observation, field);
+                        let game = self.scope.game.as_ref()?;
+                        game.bounds.iter().find(|(k, _)| *k == key).map(|(_, b)| *b)
+                    })
+                    .collect();
                 out.ir.handlers.push(ir::Handler {
-                    observation: handler
-                        .observation
-                        .segments
-                        .last()
-                        .map(|s| s.name.clone())
-                        .unwrap_or_default(),
+                    observation,
+                    bounds,
                     frame,
                     body,
                     span: rel(handler.span),

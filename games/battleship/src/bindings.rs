@@ -149,6 +149,9 @@ pub fn game() -> GameSig {
         g.bound(list, cells);
     }
     g.bound("questions", crate::questions::CATALOGUE_LEN as u64);
+    // A set of cells or of questions (or a map keyed by them) holds each at most once.
+    g.distinct("Cell", cells);
+    g.distinct("Question", crate::questions::CATALOGUE_LEN as u64);
     for count in [
         "hits",
         "misses",

@@ -30,6 +30,16 @@ pub const BUDGET: i64 = 20;
 /// Points a series read returns at most (C.2).
 pub const SERIES_CAP: usize = 100;
 
+/// Items any list of an observation holds at most (for a list of lists, each level): the size
+/// every observation field declares to the checker's cost bound. A tool whose answer would be
+/// longer is refused, with a hint to narrow the request, so the declaration always holds.
+pub const OBSERVATION_CAP: usize = 128;
+
+/// Observations an episode sends at most: the budget's counted calls, as many refusals of
+/// tools outside the registry (which do not count), and the answer. The episode ends when it
+/// has sent them, which the checker's cost bound relies on for state the handlers grow.
+pub const MAX_OBSERVATIONS: usize = 2 * BUDGET as usize + 1;
+
 /// One tool: its effect signature, documentation and the harness level that provides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tool {
@@ -409,6 +419,26 @@ impl GameKind for Mci {
             "fn screen(outages: List<String>, max_rho: List<Float>, worst: List<String>)",
             "N-1 screening: per outage, the highest loading left and the line carrying it.",
         );
+        let lists: Vec<(String, String)> = sig
+            .observations
+            .iter()
+            .flat_map(|o| {
+                o.params
+                    .iter()
+                    .filter(|p| matches!(p.ty, harness_compiler::types::Ty::List(_)))
+                    .map(|p| (o.name.clone(), p.name.clone()))
+            })
+            .collect();
+        for (observation, field) in lists {
+            sig.observation_bound(&observation, &field, OBSERVATION_CAP as u64);
+        }
+        // The tasks are bundled, so the largest time and horizon any of them shows bound the
+        // two integer queries.
+        let tasks = domain.tasks();
+        let most = |f: fn(&Task) -> i64| tasks.iter().map(f).max().unwrap_or(0).unsigned_abs();
+        sig.episode_observations(MAX_OBSERVATIONS as u64);
+        sig.bound("t_now", most(|t| t.t_now));
+        sig.bound("horizon", most(|t| t.horizon()));
         sig
     }
 
@@ -452,6 +482,8 @@ pub struct Episode {
     observation_bytes: usize,
     sim_steps: usize,
     out_of_budget: bool,
+    /// Observations sent so far; the episode ends at [`MAX_OBSERVATIONS`].
+    sent: usize,
     submission: Option<Submission>,
     version: u64,
     pending: Vec<Observation>,
@@ -597,6 +629,7 @@ impl Episode {
             observation_bytes: 0,
             sim_steps: 0,
             out_of_budget: false,
+            sent: 0,
             submission: None,
             version: 0,
             pending: Vec::new(),
@@ -952,12 +985,33 @@ impl Game for Episode {
         } else {
             self.calls += 1;
             match self.serve(name, &a) {
+                // Only the list fields are declared; an integer field is not bounded.
+                Ok(o)
+                    if !o.args.iter().all(|v| {
+                        matches!(v, Value::Int(_)) || v.within(OBSERVATION_CAP as u64)
+                    }) =>
+                {
+                    obs(
+                        "refused",
+                        vec![
+                            Value::str(name),
+                            Value::str(&format!(
+                                "the answer would hold more than {OBSERVATION_CAP} items; ask for \
+                             a shorter window or fewer signals"
+                            )),
+                        ],
+                    )
+                }
                 Ok(o) => o,
                 Err(why) => obs("refused", vec![Value::str(name), Value::str(&why)]),
             }
         };
         self.meter(effect, &answer);
         self.pending.push(answer);
+        self.sent += 1;
+        if self.sent >= MAX_OBSERVATIONS {
+            self.out_of_budget = true;
+        }
         Ok(())
     }
 
