@@ -53,6 +53,8 @@ pub struct SourceText {
     lines: Arc<[u32]>,
     /// A hash of the text, so that unequal texts compare unequal without reading them.
     hash: u64,
+    /// The bytes handed out to be scanned so far, shared by the clones ([`SourceText::scanned`]).
+    scanned: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl SourceText {
@@ -80,7 +82,21 @@ impl SourceText {
             text,
             lines: lines.into(),
             hash: hasher.finish(),
+            scanned: Arc::default(),
         }
+    }
+
+    /// The bytes of the text handed out so far to be scanned (to miette's renderer, which
+    /// reads from the start of what it is given to the end of the lines it shows, and to find
+    /// columns), by this value and its clones: the rendering work, which a test compares across
+    /// file sizes to keep rendering linear in the number of diagnostics.
+    pub fn scanned(&self) -> u64 {
+        self.scanned.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn scan(&self, bytes: usize) {
+        self.scanned
+            .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The text.
@@ -100,6 +116,7 @@ impl SourceText {
         let offset = offset.min(self.text.len());
         let line = self.line_of(offset);
         let start = self.lines[line] as usize;
+        self.scan(offset - start);
         let column = self
             .text
             .get(start..offset)
@@ -155,6 +172,7 @@ impl SourceText {
             floor(span.offset().saturating_sub(MARGIN).max(line_start))
         };
         let stop = ceil((end + MARGIN).min(line_end)).max(end);
+        self.scan(stop - start);
         Some(miette::MietteSpanContents::new_named(
             self.name.clone(),
             &self.text.as_bytes()[start..stop],
@@ -206,6 +224,7 @@ impl miette::SourceCode for SourceText {
         );
         let contents = window.read_span(&local, context_lines_before, context_lines_after)?;
         let found = *contents.span();
+        self.scan(found.offset() + found.len());
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.clone(),
             contents.data(),

@@ -426,10 +426,16 @@ impl<'m> Eval<'m> {
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(snap, frame, a)?;
                 let b = self.expr(snap, frame, b)?;
-                // Only `+` builds (concatenated strings and lists); `in` and `==` walk.
+                // Only `+` builds (concatenated strings and lists); `in`, `==` and the other
+                // comparisons walk both operands in step, at most every element of the larger
+                // at every depth, as the checker's cost bound counts them. Counting stops past
+                // the budget left, which the charge then refuses.
                 let walked = match op {
                     BinaryOp::Add => 0,
-                    _ => built_size(&a).0.max(built_size(&b).0),
+                    _ => {
+                        let left = self.m.budget.saturating_sub(self.steps + self.work);
+                        compared_size(&a, left).max(compared_size(&b, left))
+                    }
                 };
                 if walked > 0 {
                     self.charge(walked, 0, span)?;
@@ -1530,6 +1536,65 @@ impl NativeCtx for CallCtx<'_, '_> {
 
 /// The shallow size of a value as the budgets count it: its elements (a string's bytes) and the
 /// bytes it holds directly.
+/// What comparing `v` walks at most: the bytes of a string, or every member of every
+/// collection in it at any depth (map keys and values, record fields; an `Option`'s value
+/// counts as one member), counted up to just past `cap`. A collection of plain values is counted
+/// by its length alone, so the common comparison costs no walk to count.
+fn compared_size(v: &Value, cap: u64) -> u64 {
+    fn nested(v: &Value) -> bool {
+        matches!(
+            v,
+            Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Option(_) | Value::Record(_)
+        )
+    }
+    fn members(v: &Value, cap: u64, total: &mut u64) {
+        if *total > cap {
+            return;
+        }
+        // State can nest a value a level per turn, deeper than any one expression.
+        let mut each = |items: &mut dyn Iterator<Item = &Value>, total: &mut u64| {
+            for item in items {
+                if *total > cap {
+                    return;
+                }
+                harness_grammar::stack::guarded(|| members(item, cap, total));
+            }
+        };
+        match v {
+            Value::List(items) => {
+                *total += items.len() as u64;
+                if items.first().is_some_and(nested) {
+                    each(&mut items.iter(), total);
+                }
+            }
+            Value::Set(items) => {
+                *total += items.len() as u64;
+                if items.first().is_some_and(nested) {
+                    each(&mut items.iter(), total);
+                }
+            }
+            Value::Map(entries) => {
+                *total += entries.len() as u64;
+                if entries.keys().next().is_some_and(nested) {
+                    each(&mut entries.keys(), total);
+                }
+                if entries.values().next().is_some_and(nested) {
+                    each(&mut entries.values(), total);
+                }
+            }
+            Value::Option(Some(item)) => {
+                *total += 1;
+                each(&mut std::iter::once(&**item), total);
+            }
+            Value::Record(record) => each(&mut record.values.iter(), total),
+            _ => {}
+        }
+    }
+    let mut total = 0;
+    members(v, cap, &mut total);
+    total.max(built_size(v).0)
+}
+
 fn built_size(v: &Value) -> (u64, u64) {
     const SLOT: u64 = std::mem::size_of::<Value>() as u64;
     match v {

@@ -930,3 +930,41 @@ fn signature_help_prepare_rename_and_range_formatting() {
     assert_eq!(edits, json!([]));
     client.shutdown();
 }
+
+/// The flat chains, 100,000 links long, opened in the editor: the server answers with
+/// diagnostics for each (the chain is too long, E0011) and stays alive for the requests that
+/// follow. The server runs on a thread with the default stack, as a test thread does.
+#[test]
+fn chains_of_a_hundred_thousand_links_get_diagnostics_and_the_server_goes_on() {
+    let links = 100_000;
+    let chains = [
+        format!("1{}", " + 1".repeat(links)),
+        format!("xs{}.len()", ".take(1)".repeat(links)),
+        format!("xs{}", "[0]".repeat(links)),
+        format!("r{}", ".b".repeat(links)),
+    ];
+    let mut client = Client::start();
+    for (i, chain) in chains.iter().enumerate() {
+        let uri = format!("file:///nonexistent/harness-lsp-test/chain{i}.harness");
+        let text =
+            format!("harness chain{i}\n\nconst xs: List<Int> = [1]\nconst A: Int = {chain}\n");
+        let diagnostics = client.open(&uri, &text);
+        assert!(
+            codes(&diagnostics).iter().any(|c| c == "E0011"),
+            "chain {i}: {:?}",
+            codes(&diagnostics)
+        );
+        // The server is still there: a request on the file is answered.
+        let symbols = client.request(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": uri } }),
+        );
+        assert!(symbols.error.is_none(), "chain {i}: {:?}", symbols.error);
+        let hover = client.request(
+            "textDocument/hover",
+            text_position(&uri, json!({ "line": 3, "character": 20 })),
+        );
+        assert!(hover.error.is_none(), "chain {i}: {:?}", hover.error);
+    }
+    client.shutdown();
+}

@@ -312,3 +312,39 @@ fn every_bundled_harness_has_a_finite_bound_per_phase_within_the_limit() {
     // Battleship (4), chill (6), det (2), examples (5), jit (6), mci (20).
     assert!(modules >= 43, "only {modules} modules were found");
 }
+
+/// The corpus case E0901-deep-equality run anyway: `grid == grid` over ten thousand references
+/// to one shared row of ten thousand walks a hundred million integers, and the interpreter
+/// charges it by that whole size, so the turn ends with R0009 on the default budget instead of
+/// walking them; the same comparison of one row (ten thousand elements) runs.
+#[test]
+fn a_deep_comparison_is_charged_by_its_whole_size_at_run_time() {
+    let deep = hostile("if grid == grid { 1 } else { 0 }").replace(
+        "  computed big: Int =",
+        "  computed row: List<Int> = range(0, 10000)\n  computed grid: List<List<Int>> = \
+         range(0, 10000).map(|i| row)\n  computed big: Int =",
+    );
+    let mut ws = Workspace::new(Registry::standard().signatures());
+    ws.set_file("deep.harness", &deep);
+    let result = episode(
+        program(&ws, "hostile.aggregate"),
+        "n16-p10",
+        0,
+        Limits::default(),
+    );
+    let error = result
+        .error
+        .unwrap_or_else(|| panic!("the comparison ran: {deep}"));
+    assert_eq!(error.code, "R0009", "{}", error.message);
+    assert_eq!(result.turns, 0);
+    // One row against itself is ten thousand elements: within the budget.
+    let shallow = deep.replace("grid == grid", "row == row");
+    ws.set_file("deep.harness", &shallow);
+    let result = episode(
+        program(&ws, "hostile.aggregate"),
+        "n16-p10",
+        0,
+        Limits::default(),
+    );
+    assert_eq!(result.end, EndReason::GameOver, "{:?}", result.error);
+}

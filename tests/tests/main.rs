@@ -11,6 +11,7 @@ mod evolve_llm;
 mod fork;
 mod interp_proptest;
 mod jit;
+mod linear;
 mod llm_l4;
 mod llm_rich;
 mod llm_sim;
