@@ -1552,7 +1552,7 @@ fn compared_size(v: &Value, cap: u64) -> u64 {
             return;
         }
         // State can nest a value a level per turn, deeper than any one expression.
-        let mut each = |items: &mut dyn Iterator<Item = &Value>, total: &mut u64| {
+        let each = |items: &mut dyn Iterator<Item = &Value>, total: &mut u64| {
             for item in items {
                 if *total > cap {
                     return;
