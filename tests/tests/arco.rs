@@ -33,14 +33,31 @@ struct Trace {
     full_turns: usize,
     /// Per `submit` effect: whether the last test run found 0 failing with no patch since.
     submits: Vec<bool>,
+    /// Test runs chosen by ARCO although nothing happened since the last run (no patch, no
+    /// inspection): repeats of an ineffective workflow, which its admissible set excludes.
+    repeated_tests: usize,
 }
 
 fn read_trace(path: &Path) -> Trace {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut trace = Trace::default();
     let mut evidence = false;
+    let mut news = true;
     for line in text.lines() {
         let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        match event["event"].as_str() {
+            Some("chosen") if event["layer"] == "arco" && event["action"] == "verify" && !news => {
+                trace.repeated_tests += 1;
+            }
+            _ => {}
+        }
+        match event["event"].as_str() {
+            Some("observation") if event["name"] == "tests" => news = false,
+            Some("observation") if event["name"] == "evidence" || event["name"] == "patched" => {
+                news = true;
+            }
+            _ => {}
+        }
         match event["event"].as_str() {
             Some("chosen") => trace.chosen.push((
                 event["layer"].as_str().unwrap_or_default().to_string(),
@@ -61,7 +78,10 @@ fn read_trace(path: &Path) -> Trace {
 
 /// Runs the test plan with the table `table` (a file under `tests/data/arco/`, or none) and
 /// returns, per arm, its episodes' records and traces by (instance, seed).
-fn run(name: &str, table: Option<&str>) -> BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>> {
+fn run(
+    name: &str,
+    table: Option<&str>,
+) -> BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>> {
     let plan = root().join("tests/data/arco/plan.toml");
     let text = std::fs::read_to_string(&plan).unwrap();
     let set_json = table
@@ -81,8 +101,8 @@ fn run(name: &str, table: Option<&str>) -> BTreeMap<String, BTreeMap<(String, u6
         threads: 1,
         ..Default::default()
     };
-    let outcome = ablate::ablate(&Registry::standard(), &request, &NoHooks)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome =
+        ablate::ablate(&Registry::standard(), &request, &NoHooks).unwrap_or_else(|e| panic!("{e}"));
     let mut arms: BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>> = BTreeMap::new();
     for (_, record) in outcome.records {
         let trace = read_trace(
@@ -131,10 +151,17 @@ fn arco_terminates_only_on_completion_evidence_and_is_the_reference_without_the_
             );
         }
     }
-    assert!(redirected > 0, "the gate never redirected a submission: the test shows nothing");
+    assert!(
+        redirected > 0,
+        "the gate never redirected a submission: the test shows nothing"
+    );
     for (key, (record, trace)) in &arms["chill-no-cae"] {
         let (ref_record, ref_trace) = &reference[key];
-        assert_eq!(actions(trace), actions(ref_trace), "{key:?}: not move for move");
+        assert_eq!(
+            actions(trace),
+            actions(ref_trace),
+            "{key:?}: not move for move"
+        );
         assert_eq!(record.metrics, ref_record.metrics, "{key:?}");
     }
     // With nothing to authorise, Always-Full makes CHILL's decisions and pays for the Full
@@ -143,8 +170,15 @@ fn arco_terminates_only_on_completion_evidence_and_is_the_reference_without_the_
         let (chill_record, chill_trace) = &arms["chill"][key];
         assert_eq!(actions(trace), actions(chill_trace), "{key:?}");
         assert_eq!(record.metrics, chill_record.metrics, "{key:?}");
-        assert_eq!(trace.full_turns, trace.chosen.len().min(FULL_BUDGET), "{key:?}");
-        assert_eq!(chill_trace.full_turns, 0, "{key:?}: CHILL routed Full with an empty table");
+        assert_eq!(
+            trace.full_turns,
+            trace.chosen.len().min(FULL_BUDGET),
+            "{key:?}"
+        );
+        assert_eq!(
+            chill_trace.full_turns, 0,
+            "{key:?}: CHILL routed Full with an empty table"
+        );
         assert!(
             record.costs.steps > chill_record.costs.steps,
             "{key:?}: Always-Full's diagnostics cost nothing"
@@ -165,8 +199,35 @@ fn arco_always_full_authorises_within_the_margin_where_chill_skips() {
             .map(|(_, _, action)| action.clone())
             .collect()
     };
-    assert!(revisions("chill").is_empty(), "CHILL revised within the margin");
+    assert!(
+        revisions("chill").is_empty(),
+        "CHILL revised within the margin"
+    );
     let full = revisions("always-full");
     assert!(!full.is_empty(), "Always-Full never revised");
     assert!(full.iter().all(|a| a == "dedup"), "{full:?}");
+}
+
+#[test]
+fn arco_never_repeats_an_ineffective_test_run() {
+    // Verify at +0.5 in every context: without the admissible set's exclusion of repeated
+    // ineffective workflows, ARCO would run the tests on every turn.
+    let arms = run("repeat", Some("verify-everywhere.json"));
+    for arm in ["chill", "always-full", "chill-no-cae"] {
+        let verified: usize = arms[arm]
+            .values()
+            .map(|(_, t)| {
+                t.chosen
+                    .iter()
+                    .filter(|(layer, rule, a)| {
+                        layer == "arco" && *rule >= CAE_RULES && a == "verify"
+                    })
+                    .count()
+            })
+            .sum();
+        assert!(verified > 0, "{arm} never verified: the test shows nothing");
+        for (key, (_, trace)) in &arms[arm] {
+            assert_eq!(trace.repeated_tests, 0, "{arm} {key:?} repeated a test run");
+        }
+    }
 }
