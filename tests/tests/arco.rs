@@ -36,6 +36,9 @@ struct Trace {
     /// Test runs chosen by ARCO although nothing happened since the last run (no patch, no
     /// inspection): repeats of an ineffective workflow, which its admissible set excludes.
     repeated_tests: usize,
+    /// Per `guess` effect (search): whether the last answer was `Here` to a probe of the
+    /// guessed cell, and the probes made before it.
+    guesses: Vec<(bool, usize)>,
 }
 
 fn read_trace(path: &Path) -> Trace {
@@ -43,6 +46,8 @@ fn read_trace(path: &Path) -> Trace {
     let mut trace = Trace::default();
     let mut evidence = false;
     let mut news = true;
+    let mut here: Option<i64> = None;
+    let mut probes = 0;
     for line in text.lines() {
         let event: serde_json::Value = serde_json::from_str(line).unwrap();
         match event["event"].as_str() {
@@ -70,19 +75,32 @@ fn read_trace(path: &Path) -> Trace {
             }
             Some("observation") if event["name"] == "patched" => evidence = false,
             Some("effect") if event["name"] == "submit" => trace.submits.push(evidence),
+            Some("observation") if event["name"] == "answer" => {
+                here = (event["args"][1] == "Dir.Here").then(|| event["args"][0].as_i64().unwrap());
+            }
+            Some("effect") if event["name"] == "probe" => probes += 1,
+            Some("effect") if event["name"] == "guess" => {
+                let cell = event["args"][0].as_i64();
+                trace.guesses.push((here.is_some() && here == cell, probes));
+            }
             _ => {}
         }
     }
     trace
 }
 
-/// Runs the test plan with the table `table` (a file under `tests/data/arco/`, or none) and
-/// returns, per arm, its episodes' records and traces by (instance, seed).
-fn run(
-    name: &str,
-    table: Option<&str>,
-) -> BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>> {
-    let plan = root().join("tests/data/arco/plan.toml");
+/// Per arm, its episodes' records and traces by (instance, seed).
+type Arms = BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>>;
+
+/// Runs the repair plan with the table `table` (a file under `tests/data/arco/`, or none).
+fn run(name: &str, table: Option<&str>) -> Arms {
+    run_game("repair", "plan.toml", name, table)
+}
+
+/// Runs the plan `plan` (under `tests/data/arco/`) on `harnesses/chill/<game>` with the table
+/// `table`, if any.
+fn run_game(game: &str, plan: &str, name: &str, table: Option<&str>) -> Arms {
+    let plan = root().join("tests/data/arco").join(plan);
     let text = std::fs::read_to_string(&plan).unwrap();
     let set_json = table
         .map(|file| {
@@ -94,7 +112,13 @@ fn run(
     let out = std::env::temp_dir().join(format!("harness-arco-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let request = Request {
-        harness: Some(root().join("harnesses/chill/repair").display().to_string()),
+        harness: Some(
+            root()
+                .join("harnesses/chill")
+                .join(game)
+                .display()
+                .to_string(),
+        ),
         plan_file: Some((plan.display().to_string(), text)),
         set_json,
         out: out.clone(),
@@ -103,7 +127,7 @@ fn run(
     };
     let outcome =
         ablate::ablate(&Registry::standard(), &request, &NoHooks).unwrap_or_else(|e| panic!("{e}"));
-    let mut arms: BTreeMap<String, BTreeMap<(String, u64), (GameRecord, Trace)>> = BTreeMap::new();
+    let mut arms = Arms::new();
     for (_, record) in outcome.records {
         let trace = read_trace(
             &outcome
@@ -229,5 +253,53 @@ fn arco_never_repeats_an_ineffective_test_run() {
         for (key, (_, trace)) in &arms[arm] {
             assert_eq!(trace.repeated_tests, 0, "{arm} {key:?} repeated a test run");
         }
+    }
+}
+
+#[test]
+fn arco_on_search_guesses_only_on_evidence_and_always_full_previews_every_turn() {
+    let arms = run_game("search", "search.plan.toml", "search", None);
+    let mut redirected = 0;
+    for arm in ["chill", "always-full"] {
+        for ((instance, seed), (_, trace)) in &arms[arm] {
+            // The instance's probe budget: `n16-p10` has 10.
+            let budget: usize = instance.rsplit("-p").next().unwrap().parse().unwrap();
+            for &(confirmed, probes) in &trace.guesses {
+                assert!(
+                    confirmed || probes >= budget,
+                    "{arm} {instance} seed {seed} guessed without a `Here` on the guessed cell"
+                );
+            }
+            redirected += trace
+                .chosen
+                .iter()
+                .filter(|(layer, rule, _)| layer == "arco" && *rule == 0)
+                .count();
+        }
+    }
+    assert!(
+        redirected > 0,
+        "the gate never redirected a guess: the test shows nothing"
+    );
+    for (key, (record, trace)) in &arms["chill-no-cae"] {
+        let (ref_record, ref_trace) = &arms["reference"][key];
+        assert_eq!(
+            actions(trace),
+            actions(ref_trace),
+            "{key:?}: not move for move"
+        );
+        assert_eq!(record.metrics, ref_record.metrics, "{key:?}");
+    }
+    for (key, (record, trace)) in &arms["always-full"] {
+        let (chill_record, chill_trace) = &arms["chill"][key];
+        assert_eq!(actions(trace), actions(chill_trace), "{key:?}");
+        assert_eq!(
+            chill_record.costs.previews, 0,
+            "{key:?}: CHILL previewed with no table"
+        );
+        assert!(
+            record.costs.previews >= record.costs.turns,
+            "{key:?}: Always-Full did not preview on every turn"
+        );
     }
 }
