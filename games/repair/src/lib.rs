@@ -201,6 +201,11 @@ impl GameKind for Repair {
             "The tools are stalled and did nothing; `reset` restarts them.",
         )
         .observation("fn ready()", "The tools were restarted.");
+        // The sizes the checker's cost bound uses: the largest code base of the instances, and
+        // the turn cap.
+        let most = INSTANCES.iter().map(|i| i.1).max().unwrap_or(1);
+        sig.bound("modules", most as u64)
+            .bound("turns_left", MAX_TURNS.unsigned_abs());
         sig
     }
 
