@@ -22,8 +22,9 @@ use std::sync::Arc;
 
 use crate::ir::{
     Action, BinaryOp, Body, ComputedId, Expr, ExprKind, FnId, Guard, Literal, MemberRef, Pattern,
-    PatternKind, Program, SrcSpan, Stmt, StmtKind,
+    PatternKind, SrcSpan, Stmt, StmtKind,
 };
+use crate::lower::View;
 use crate::types::Ty;
 
 /// The default limit on a phase's bound: the interpreter's default step budget per turn, so a
@@ -283,8 +284,8 @@ impl Work {
 
 /// Computes the cost bound of `program`'s turn with every layer on. `bounds` are the game's
 /// declared query bounds: the most elements of a collection query, the largest value of an
-/// `Int` one.
-pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) -> CostReport {
+/// `Int` one. The report's spans are the view's, chunk-relative and labelled by chunk.
+pub fn analyse(program: &View<'_>, bounds: &BTreeMap<String, u64>, limit: u64) -> CostReport {
     let mut a = Analyser {
         p: program,
         bounds,
@@ -304,7 +305,7 @@ pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) ->
 }
 
 struct Analyser<'p> {
-    p: &'p Program,
+    p: &'p View<'p>,
     bounds: &'p BTreeMap<String, u64>,
     limit: u64,
     consts: Vec<Option<Shape>>,
@@ -1241,7 +1242,7 @@ impl<'p> Analyser<'p> {
         over.sort();
         over.dedup();
         CostReport {
-            module: p.module.clone(),
+            module: p.module.to_owned(),
             limit: self.limit,
             phases,
             turn,
