@@ -10,8 +10,12 @@
 //!                                              │
 //!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
 //!                                              │
-//!                  program(module) ─► cost(module) ─► cost_diagnostics(inputs)
+//!                  program(module)     cost(module) ─► cost_diagnostics(inputs)
 //! ```
+//!
+//! `program` and `cost` both read a module's chunk checks: `program` assembles them into an
+//! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
+//! [`lower::View`], so the diagnostics never clone the module's IR.
 //!
 //! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
 //! chunks of every other member keep their identity and their parses and checks are reused. The
