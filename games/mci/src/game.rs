@@ -40,6 +40,19 @@ pub const OBSERVATION_CAP: usize = 128;
 /// has sent them, which the checker's cost bound relies on for state the handlers grow.
 pub const MAX_OBSERVATIONS: usize = 2 * BUDGET as usize + 1;
 
+/// Items the facts of a manual topic or a model component hold at most: the grid's network
+/// has 160 (eight per line).
+pub const DOC_CAP: usize = 160;
+
+/// The bound an observation's list fields keep.
+fn cap_of(observation: &str) -> usize {
+    if matches!(observation, "manual" | "physics") {
+        DOC_CAP
+    } else {
+        OBSERVATION_CAP
+    }
+}
+
 /// One tool: its effect signature, documentation and the harness level that provides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tool {
@@ -430,7 +443,7 @@ impl GameKind for Mci {
             })
             .collect();
         for (observation, field) in lists {
-            sig.observation_bound(&observation, &field, OBSERVATION_CAP as u64);
+            sig.observation_bound(&observation, &field, cap_of(&observation) as u64);
         }
         // The tasks are bundled, so the largest time and horizon any of them shows bound the
         // two integer queries.
@@ -988,7 +1001,7 @@ impl Game for Episode {
                 // Only the list fields are declared; an integer field is not bounded.
                 Ok(o)
                     if !o.args.iter().all(|v| {
-                        matches!(v, Value::Int(_)) || v.within(OBSERVATION_CAP as u64)
+                        matches!(v, Value::Int(_)) || v.within(cap_of(&o.name) as u64)
                     }) =>
                 {
                     obs(
@@ -996,8 +1009,9 @@ impl Game for Episode {
                         vec![
                             Value::str(name),
                             Value::str(&format!(
-                                "the answer would hold more than {OBSERVATION_CAP} items; ask for \
-                             a shorter window or fewer signals"
+                                "the answer would hold more than {} items; ask for a shorter \
+                                 window or fewer signals",
+                                cap_of(name)
                             )),
                         ],
                     )
