@@ -336,7 +336,18 @@ fn chosen(result: &EpisodeResult) -> Vec<String> {
 fn repair_interventions_and_an_empty_table_change_no_move() {
     let base = repair_with(Some(&["base"]), serde_json::json!({}));
     let inert = repair_with(Some(&["base", "interventions"]), serde_json::json!({}));
-    let all = repair();
+    // ARCO's completion gate acts without a table (tests/tests/arco.rs); switched off, ARCO with
+    // an empty table authorises nothing.
+    let all = setup_with(
+        "repair",
+        Some("harnesses/chill/repair"),
+        "m16-f2-n20-s10",
+        Switches {
+            set: vec![("cae".to_string(), "0".to_string())],
+            set_json: vec![("advantages".to_string(), serde_json::json!({}))],
+            ..Switches::default()
+        },
+    );
     for seed in 0..10 {
         let expected = base.unforked(seed);
         assert!(expected.error.is_none(), "{:?}", expected.error);

@@ -1,5 +1,6 @@
 //! The workspace's integration tests, one module per file beside this one, linked into one binary.
 
+mod arco;
 mod battleship_reproduction;
 mod builtin_examples;
 mod corpus;
