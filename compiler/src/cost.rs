@@ -22,9 +22,15 @@ use std::sync::Arc;
 
 use crate::ir::{
     Action, BinaryOp, Body, ComputedId, Expr, ExprKind, FnId, Guard, Literal, MemberRef, Pattern,
-    PatternKind, Program, SrcSpan, Stmt, StmtKind,
+    PatternKind, SrcSpan, Stmt, StmtKind,
 };
+use crate::lower::View;
 use crate::types::Ty;
+
+mod builtins;
+mod measure;
+
+use measure::{Work, deep};
 
 /// The default limit on a phase's bound: the interpreter's default step budget per turn, so a
 /// harness that checks within it never meets R0009 on that budget.
@@ -162,6 +168,17 @@ impl Shape {
         }
     }
 
+    /// [`Shape::of_type`], with the reason made only for a type that keeps it (one holding a
+    /// collection): the analysis asks for the shape of a type at most nodes, and most are scalars.
+    fn of_type_for(ty: &Ty, why: impl FnOnce() -> Arc<str>) -> Self {
+        match ty {
+            Ty::Option(_) | Ty::List(_) | Ty::Set(_) | Ty::Map(..) | Ty::Preview => {
+                Shape::of_type(ty, &why())
+            }
+            _ => Shape::scalar(),
+        }
+    }
+
     fn elem(&self) -> Shape {
         self.elem.as_deref().cloned().unwrap_or_else(Shape::scalar)
     }
@@ -194,97 +211,10 @@ impl Shape {
     }
 }
 
-/// The size of a value as a structural comparison sees it: one element per member of every
-/// collection at every depth (a record's fields summed, a map's keys and values), as the `len` of
-/// a shape, with why when it is unbounded. Opaque and enum values count as one, as elsewhere in
-/// the analysis.
-fn deep(shape: &Shape, ty: &Ty) -> Shape {
-    let sized = |len: u64, why: Option<Arc<str>>| Shape {
-        len,
-        why,
-        ..Shape::scalar()
-    };
-    let unseen: Arc<str> =
-        Arc::from("a record field compared where the record's making is not seen");
-    match ty {
-        Ty::Option(t) | Ty::List(t) | Ty::Set(t) => {
-            let inner = deep(&shape.elem(), t);
-            sized(
-                mul(shape.len, add(1, inner.len)),
-                shape.why.clone().or(inner.why),
-            )
-        }
-        Ty::Map(k, v) => {
-            let key = deep(&Shape::of_type(k, &unseen), k);
-            let value = deep(&shape.elem(), v);
-            sized(
-                mul(shape.len, add(1, add(key.len, value.len))),
-                shape.why.clone().or(key.why).or(value.why),
-            )
-        }
-        Ty::Record(record) => {
-            let mut total = sized(0, None);
-            for (index, (_, field_ty)) in record.fields.iter().enumerate() {
-                let field = shape
-                    .fields
-                    .as_ref()
-                    .and_then(|f| f.get(index).cloned())
-                    .unwrap_or_else(|| Shape::of_type(field_ty, &unseen));
-                let d = deep(&field, field_ty);
-                total.len = add(total.len, d.len);
-                total.why = total.why.or(d.why);
-            }
-            total
-        }
-        _ => sized(shape.len, shape.why.clone()),
-    }
-}
-
-/// A bound with the sources of unboundedness met on the way.
-#[derive(Clone, Debug, Default)]
-struct Work {
-    steps: u64,
-    previews: u64,
-    unbounded: BTreeSet<Arc<str>>,
-}
-
-impl Work {
-    fn plus(&mut self, other: &Work) {
-        self.steps = add(self.steps, other.steps);
-        self.previews = add(self.previews, other.previews);
-        self.unbounded.extend(other.unbounded.iter().cloned());
-    }
-
-    fn times(&self, n: u64) -> Work {
-        Work {
-            steps: mul(self.steps, n),
-            previews: mul(self.previews, n),
-            unbounded: self.unbounded.clone(),
-        }
-    }
-
-    /// The larger of two alternatives (either may run), keeping both's reasons.
-    fn max(&mut self, other: &Work) {
-        self.steps = self.steps.max(other.steps);
-        self.previews = self.previews.max(other.previews);
-        self.unbounded.extend(other.unbounded.iter().cloned());
-    }
-
-    /// Adds `n` units of work over the elements of `shape`, noting why when it is unbounded.
-    fn walk(&mut self, shape: &Shape) {
-        self.steps = add(self.steps, shape.len);
-        if shape.len == UNBOUNDED
-            && let Some(why) = &shape.why
-        {
-            self.unbounded.insert(why.clone());
-        }
-    }
-}
-
 /// Computes the cost bound of `program`'s turn with every layer on. `bounds` are the game's
 /// declared query bounds: the most elements of a collection query, the largest value of an
-/// `Int` one.
-pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) -> CostReport {
+/// `Int` one. The report's spans are the view's, chunk-relative and labelled by chunk.
+pub fn analyse(program: &View<'_>, bounds: &BTreeMap<String, u64>, limit: u64) -> CostReport {
     let mut a = Analyser {
         p: program,
         bounds,
@@ -297,6 +227,8 @@ pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) ->
         over: Vec::new(),
         in_preview: false,
         snapshot_reads: BTreeSet::new(),
+        computed_reads: vec![None; program.computed.len()],
+        fn_reads: vec![None; program.fns.len()],
     };
     a.snapshot_reads = a.snapshot_reads();
     a.state = a.state_shapes();
@@ -304,7 +236,7 @@ pub fn analyse(program: &Program, bounds: &BTreeMap<String, u64>, limit: u64) ->
 }
 
 struct Analyser<'p> {
-    p: &'p Program,
+    p: &'p View<'p>,
     bounds: &'p BTreeMap<String, u64>,
     limit: u64,
     consts: Vec<Option<Shape>>,
@@ -319,18 +251,31 @@ struct Analyser<'p> {
     in_preview: bool,
     /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]).
     snapshot_reads: BTreeSet<ComputedId>,
+    /// What each computed value's body refers to directly, walked once for all the
+    /// reachability questions ([`Analyser::reach`]) instead of once per question.
+    computed_reads: Vec<Option<Reach>>,
+    /// The same for each function's body.
+    fn_reads: Vec<Option<Reach>>,
 }
 
 type Locals = Vec<Shape>;
 
 /// What an expression refers to directly: a `sim.next`, computed values and functions.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Reach {
     sim: bool,
     computed: Vec<ComputedId>,
     fns: Vec<FnId>,
     /// Computed values read in a preview's successor snapshots (`s.member`).
     snapshot: Vec<ComputedId>,
+}
+
+impl Reach {
+    fn of(body: &Expr) -> Reach {
+        let mut reach = Reach::default();
+        crate::visit::Visit::expr(&mut reach, body);
+        reach
+    }
 }
 
 impl crate::visit::Visit for Reach {
@@ -360,7 +305,7 @@ impl<'p> Analyser<'p> {
     fn locals(&self, body: &crate::ir::Frame) -> Locals {
         body.locals
             .iter()
-            .map(|l| Shape::of_type(&l.ty, &Arc::from(format!("the local `{}`", l.name))))
+            .map(|l| Shape::of_type_for(&l.ty, || Arc::from(format!("the local `{}`", l.name))))
             .collect()
     }
 
@@ -397,7 +342,7 @@ impl<'p> Analyser<'p> {
             ExprKind::Lit(Literal::Int(n)) => (Work::default(), Shape::int(*n as i128, *n as i128)),
             ExprKind::Lit(_) | ExprKind::None | ExprKind::FnRef(_) => (
                 Work::default(),
-                Shape::of_type(&e.ty, &Arc::from("a literal")),
+                Shape::of_type_for(&e.ty, || Arc::from("a literal")),
             ),
             ExprKind::EmptyMap => (Work::default(), Shape::collection(0, Shape::scalar())),
             ExprKind::Local(l) => (
@@ -458,10 +403,9 @@ impl<'p> Analyser<'p> {
                     .as_ref()
                     .and_then(|f| f.get(*index as usize).cloned())
                     .unwrap_or_else(|| {
-                        Shape::of_type(
-                            &e.ty,
-                            &Arc::from("a record field read where the record's making is not seen"),
-                        )
+                        Shape::of_type_for(&e.ty, || {
+                            Arc::from("a record field read where the record's making is not seen")
+                        })
                     });
                 (work, field)
             }
@@ -539,7 +483,7 @@ impl<'p> Analyser<'p> {
             }
             ExprKind::SimNext { action, args } => {
                 let (mut work, _) = self.exprs(args, locals);
-                let (w, branches) = self.preview(&self.p.actions[action.index()]);
+                let (w, branches) = self.preview(self.p.actions[action.index()]);
                 work.plus(&w);
                 work.previews = add(work.previews, 1);
                 (work, Shape::collection(branches, Shape::scalar()))
@@ -618,7 +562,9 @@ impl<'p> Analyser<'p> {
                 }
                 _ => Shape::scalar(),
             },
-            (ty, _) => Shape::of_type(ty, &Arc::from(format!("the parameter `{}`", param.name))),
+            (ty, _) => {
+                Shape::of_type_for(ty, || Arc::from(format!("the parameter `{}`", param.name)))
+            }
         }
     }
 
@@ -707,7 +653,7 @@ impl<'p> Analyser<'p> {
 
     /// The computed values that evaluating `roots` can read in its snapshot, through other
     /// computed values and functions (not those read inside a preview's own snapshots).
-    fn reach(&self, roots: &Roots<'p>) -> BTreeSet<ComputedId> {
+    fn reach(&mut self, roots: &Roots<'p>) -> BTreeSet<ComputedId> {
         let mut reach = Reach::default();
         for e in &roots.exprs {
             crate::visit::Visit::expr(&mut reach, e);
@@ -721,17 +667,15 @@ impl<'p> Analyser<'p> {
         loop {
             if let Some(c) = computed.pop() {
                 if found.insert(c) {
-                    let mut inner = Reach::default();
-                    crate::visit::Visit::expr(&mut inner, &self.p.computed[c.index()].body.expr);
-                    computed.extend(inner.computed);
-                    fns.extend(inner.fns);
+                    let inner = self.computed_reads(c);
+                    computed.extend(inner.computed.iter().copied());
+                    fns.extend(inner.fns.iter().copied());
                 }
             } else if let Some(f) = fns.pop() {
                 if fns_seen.insert(f) {
-                    let mut inner = Reach::default();
-                    crate::visit::Visit::expr(&mut inner, &self.p.fns[f.index()].body.expr);
-                    computed.extend(inner.computed);
-                    fns.extend(inner.fns);
+                    let inner = self.fn_reads(f);
+                    computed.extend(inner.computed.iter().copied());
+                    fns.extend(inner.fns.iter().copied());
                 }
             } else {
                 break;
@@ -740,25 +684,42 @@ impl<'p> Analyser<'p> {
         found
     }
 
-    /// The computed values read in any preview's successor snapshots, with what they read.
-    fn snapshot_reads(&self) -> BTreeSet<ComputedId> {
-        let mut reach = Reach::default();
+    /// What a computed value's body refers to directly, walked on first use.
+    fn computed_reads(&mut self, c: ComputedId) -> &Reach {
         let p = self.p;
-        for c in &p.computed {
-            crate::visit::Visit::expr(&mut reach, &c.body.expr);
+        self.computed_reads[c.index()]
+            .get_or_insert_with(|| Reach::of(&p.computed[c.index()].body.expr))
+    }
+
+    /// What a function's body refers to directly, walked on first use.
+    fn fn_reads(&mut self, f: FnId) -> &Reach {
+        let p = self.p;
+        self.fn_reads[f.index()].get_or_insert_with(|| Reach::of(&p.fns[f.index()].body.expr))
+    }
+
+    /// The computed values read in any preview's successor snapshots, with what they read.
+    fn snapshot_reads(&mut self) -> BTreeSet<ComputedId> {
+        let p = self.p;
+        let mut snapshot = Vec::new();
+        for c in 0..p.computed.len() {
+            snapshot.extend(
+                self.computed_reads(ComputedId(c as u32))
+                    .snapshot
+                    .iter()
+                    .copied(),
+            );
         }
-        for f in &p.fns {
-            crate::visit::Visit::expr(&mut reach, &f.body.expr);
+        for f in 0..p.fns.len() {
+            snapshot.extend(self.fn_reads(FnId(f as u32)).snapshot.iter().copied());
         }
         let mut roots = Roots::default();
-        let read: Vec<&'p Expr> = reach
-            .snapshot
+        let read: Vec<&'p Expr> = snapshot
             .iter()
             .map(|c| &p.computed[c.index()].body.expr)
             .collect();
         roots.exprs.extend(read);
         let mut set = self.reach(&roots);
-        set.extend(reach.snapshot);
+        set.extend(snapshot);
         set
     }
 
@@ -794,106 +755,6 @@ impl<'p> Analyser<'p> {
         let result = self.expr(&f.body.expr, &mut locals);
         self.fns.insert(key, result.clone());
         result
-    }
-
-    /// Calls a closure argument once with an element of `elem`'s shape.
-    fn closure(&mut self, closure: &'p Expr, elem: &Shape, locals: &mut Locals) -> (Work, Shape) {
-        match &closure.kind {
-            ExprKind::Closure { params, body } => {
-                for p in params {
-                    if let Some(slot) = locals.get_mut(p.index()) {
-                        *slot = elem.clone();
-                    }
-                }
-                self.expr(body, locals)
-            }
-            ExprKind::FnRef(func) => {
-                let arity = self.p.fns[func.index()].params.len();
-                self.call_fn(*func, vec![elem.clone(); arity])
-            }
-            _ => (Work::default(), Shape::scalar()),
-        }
-    }
-
-    fn builtin(
-        &mut self,
-        name: &str,
-        args: &'p [Expr],
-        ty: &Ty,
-        locals: &mut Locals,
-    ) -> (Work, Shape) {
-        let mut work = Work::default();
-        let mut shapes = Vec::with_capacity(args.len());
-        let mut closure_result = None;
-        for arg in args {
-            if matches!(arg.kind, ExprKind::Closure { .. } | ExprKind::FnRef(_)) {
-                let receiver = shapes.first().cloned().unwrap_or_else(Shape::scalar);
-                let (w, s) = self.closure(arg, &receiver.elem(), locals);
-                let mut runs = w.times(receiver.len.max(1));
-                if receiver.len == UNBOUNDED
-                    && let Some(why) = &receiver.why
-                {
-                    runs.unbounded.insert(why.clone());
-                }
-                work.plus(&runs);
-                // The closure expression itself is a node the interpreter evaluates once.
-                work.steps = add(work.steps, 1);
-                closure_result = Some(s);
-                shapes.push(Shape::scalar());
-            } else {
-                let (w, s) = self.expr(arg, locals);
-                work.plus(&w);
-                shapes.push(s);
-            }
-        }
-        // The interpreter charges every collection argument's elements as walked.
-        for s in &shapes {
-            if s.len > 0 && !matches!(args.first().map(|a| &a.ty), Some(Ty::Option(_))) {
-                work.walk(s);
-            }
-        }
-        let receiver = shapes.first().cloned().unwrap_or_else(Shape::scalar);
-        let method = name.rsplit('.').next().unwrap_or(name);
-        let why: Arc<str> = Arc::from(format!("the result of `{name}`"));
-        let shape = match method {
-            "range" => {
-                let lo = receiver.lo;
-                let hi = shapes.get(1).map_or(lo, |s| s.hi);
-                let len = if hi <= lo {
-                    0
-                } else {
-                    u64::try_from(hi - lo).unwrap_or(UNBOUNDED).min(RANGE_CAP)
-                };
-                Shape::collection(len, Shape::int(lo, hi - 1))
-            }
-            "map" if matches!(ty, Ty::List(_)) => Shape {
-                why: receiver.why.clone(),
-                ..Shape::collection(receiver.len, closure_result.unwrap_or_else(Shape::scalar))
-            },
-            "map" => Shape::collection(1, closure_result.unwrap_or_else(Shape::scalar)),
-            "filter" | "take" | "to_set" | "to_list" | "keys" | "values" | "remove" => Shape {
-                elem: receiver.elem.clone(),
-                ..receiver.clone()
-            },
-            "push" | "insert" => Shape {
-                len: add(receiver.len, 1),
-                ..receiver.clone()
-            },
-            "union" => receiver.join(&shapes.get(1).cloned().unwrap_or_else(Shape::scalar)),
-            "len" | "count" => Shape::int(0, receiver.len as i128),
-            "first" | "last" | "get" | "max_by" | "min_by" | "argmax" | "max" | "min"
-                if matches!(ty, Ty::Option(_)) =>
-            {
-                Shape::collection(1, receiver.elem())
-            }
-            "unwrap" | "unwrap_or" | "expect" => receiver.elem(),
-            _ => Shape::of_type(ty, &why),
-        };
-        // ... and its result's elements as built.
-        if !matches!(ty, Ty::Option(_)) && shape.len > 0 {
-            work.walk(&shape);
-        }
-        (work, shape)
     }
 
     /// The work of a `sim.next` of `action` and the most successor snapshots it yields.
@@ -1039,13 +900,15 @@ impl<'p> Analyser<'p> {
         let mut shapes: Vec<Shape> = p
             .state
             .iter()
-            .map(|s| Shape::of_type(&s.ty, &Arc::from(format!("the state `{}`", s.name))))
+            .map(|s| Shape::of_type_for(&s.ty, || Arc::from(format!("the state `{}`", s.name))))
             .collect();
-        // Initial values, in slot order: an initialiser reads only earlier slots.
+        // Initial values, in slot order: an initialiser reads only earlier slots. The slots
+        // read are kept equal to `shapes` one slot at a time, not copied whole for each slot.
+        self.state = shapes.clone();
         for (i, slot) in p.state.iter().enumerate() {
-            self.state = shapes.clone();
             let mut locals = self.locals(&slot.init.frame);
             shapes[i] = self.expr(&slot.init.expr, &mut locals).1;
+            self.state[i] = shapes[i].clone();
         }
         let mut patched: Vec<Vec<(&'p Stmt, Locals)>> = vec![Vec::new(); p.state.len()];
         let mut collect = |stmts: &'p [Stmt], frame: &crate::ir::Frame, this: &Self| {
@@ -1109,6 +972,11 @@ impl<'p> Analyser<'p> {
                         _ => shapes[i].clone(),
                     };
                 }
+            }
+            // A round reads only the shapes it starts from: one that changes none is a fixed
+            // point, and the rounds after it would repeat it.
+            if shapes == self.state {
+                break;
             }
         }
         self.computed.iter_mut().for_each(|c| *c = None);
@@ -1241,7 +1109,7 @@ impl<'p> Analyser<'p> {
         over.sort();
         over.dedup();
         CostReport {
-            module: p.module.clone(),
+            module: p.module.to_owned(),
             limit: self.limit,
             phases,
             turn,

@@ -10,8 +10,12 @@
 //!                                              │
 //!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
 //!                                              │
-//!                  program(module) ─► cost(module) ─► cost_diagnostics(inputs)
+//!                  program(module)     cost(module) ─► cost_diagnostics(inputs)
 //! ```
+//!
+//! `program` and `cost` both read a module's chunk checks: `program` assembles them into an
+//! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
+//! [`lower::View`], so the diagnostics never clone the module's IR.
 //!
 //! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
 //! chunks of every other member keep their identity and their parses and checks are reused. The
@@ -28,7 +32,7 @@ use crate::check::{self, ChunkCheck, Facts};
 use crate::codes::Code;
 use crate::cost::CostReport;
 use crate::diagnostic::{Diagnostic, SourceText};
-use crate::env::{self, ChunkSig, Env, FileSig, Located};
+use crate::env::{self, ChunkSig, Env, FileSig, Located, Scope};
 use crate::global;
 use crate::ir::{self, SrcSpan};
 use crate::lower;
@@ -207,6 +211,10 @@ pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
         &parsed.items,
         &parsed.members,
     );
+    // The IR's spans are labelled with the key, so that what an analysis of a module's view
+    // reports can be placed in its file ([`cost`]).
+    out.label = salsa::plumbing::AsId::as_id(&key).index();
+    lower::label(&mut out.ir, out.label);
     // A checker diagnostic that overlaps a syntax error is usually its consequence (an argument
     // the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
     let overlaps = |d: &Diagnostic| {
@@ -374,16 +382,54 @@ pub struct ModuleKey {
     pub module: String,
 }
 
-/// The checked program of a module, lowered to IR; the errors of the files of the modules it
-/// is made of when they have any.
-///
-/// Memoised, so the language server, `check` and `check --cost` lower a module once per
-/// revision, and an edit elsewhere in the workspace does not lower it again.
+/// The files of a module's program, by path: the files of the modules it is made of, in the
+/// order of [`ir::Program::files`]. Empty for an unknown module.
 #[salsa::tracked(returns(ref))]
-pub fn program(
+pub fn program_files(db: &dyn salsa::Database, key: ModuleKey) -> Vec<String> {
+    let env = environment(db, key.inputs(db));
+    let Some(scope) = env.scopes.get(key.module(db)) else {
+        return Vec::new();
+    };
+    scope
+        .program_modules
+        .iter()
+        .filter_map(|m| {
+            env.file_modules
+                .iter()
+                .find(|(_, module)| *module == m)
+                .map(|(path, _)| path.clone())
+        })
+        .collect()
+}
+
+/// A checked module's chunks, in program order, with their file index in [`program_files`], their
+/// offset in it, their layer and their check.
+struct ModuleChunks<'db> {
+    scope: &'db Scope,
+    chunks: Vec<(u32, u32, Option<ir::LayerId>, &'db ChunkCheck)>,
+}
+
+impl<'db> ModuleChunks<'db> {
+    /// The chunks as [`lower`] places them.
+    fn placed(&self) -> Vec<lower::Placed<'db>> {
+        self.chunks
+            .iter()
+            .map(|(file, offset, layer, check)| lower::Placed {
+                file: *file,
+                offset: *offset,
+                layer: *layer,
+                ir: &check.ir,
+            })
+            .collect()
+    }
+}
+
+/// The chunks of a module's program, checked; the errors of the files of the modules it is
+/// made of when they have any.
+fn module_chunks(
     db: &dyn salsa::Database,
     key: ModuleKey,
-) -> Result<Shared<ir::Program>, Vec<Diagnostic>> {
+) -> Result<ModuleChunks<'_>, Vec<Diagnostic>> {
     let inputs = key.inputs(db);
     let module = key.module(db);
     let env = environment(db, inputs);
@@ -405,16 +451,7 @@ pub fn program(
     };
     let by_path: std::collections::HashMap<&String, SourceFile> =
         inputs.files(db).iter().map(|f| (f.path(db), *f)).collect();
-    let paths: Vec<String> = scope
-        .program_modules
-        .iter()
-        .filter_map(|m| {
-            env.file_modules
-                .iter()
-                .find(|(_, module)| *module == m)
-                .map(|(path, _)| path.clone())
-        })
-        .collect();
+    let paths = program_files(db, key);
     let errors: Vec<Diagnostic> = paths
         .iter()
         .filter_map(|path| by_path.get(path))
@@ -425,39 +462,66 @@ pub fn program(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut checks = Vec::new();
+    let mut chunks = Vec::new();
     for (file_index, path) in paths.iter().enumerate() {
         let Some(file) = by_path.get(path).copied() else {
             continue;
         };
         let layers = env.chunk_layers.get(path);
+        // The chunks of the module's own file are checked under the keys the file's
+        // diagnostics already made; those of the modules it uses are keyed here.
+        let own = (env.file_modules.get(path) == Some(module))
+            .then(|| own_keys(db, FileKey::new(db, inputs, file)));
+        let mut current: Option<(Option<&String>, Context)> = None;
         for (ordinal, (chunk, offset)) in outline(db, file).chunks.iter().enumerate() {
             let layer_name = if chunk.kind(db) == ChunkKind::Member {
                 layers
                     .and_then(|layers| layers.get(ordinal))
-                    .cloned()
-                    .flatten()
+                    .and_then(Option::as_ref)
             } else {
                 None
             };
-            let layer = layer_name.as_deref().and_then(|name| scope.layer(name));
-            let key = CheckKey::new(
-                db,
-                Context::new(db, inputs, module.clone(), layer_name),
-                *chunk,
-            );
-            checks.push((file_index as u32, *offset, layer, check_chunk(db, key)));
+            let layer = layer_name.and_then(|name| scope.layer(name));
+            let key = match own.and_then(|keys| keys.get(ordinal).copied().flatten()) {
+                Some(key) => key,
+                None => {
+                    let context = match current {
+                        Some((previous, context)) if previous == layer_name => context,
+                        _ => {
+                            let context =
+                                Context::new(db, inputs, module.clone(), layer_name.cloned());
+                            current = Some((layer_name, context));
+                            context
+                        }
+                    };
+                    CheckKey::new(db, context, *chunk)
+                }
+            };
+            chunks.push((file_index as u32, *offset, layer, check_chunk(db, key)));
         }
     }
-    let placed: Vec<lower::Placed<'_>> = checks
-        .iter()
-        .map(|(file, offset, layer, ir)| lower::Placed {
-            file: *file,
-            offset: *offset,
-            layer: *layer,
-            ir: &ir.ir,
-        })
-        .collect();
+    Ok(ModuleChunks { scope, chunks })
+}
+
+/// The checked program of a module, lowered to IR; the errors of the files of the modules it
+/// is made of when they have any.
+///
+/// Memoised, so the language server and the commands that run a module lower it once per
+/// revision, and an edit elsewhere in the workspace does not lower it again. The diagnostics do
+/// not read it: the cost bound reads a [`lower::View`] of the same chunks.
+#[salsa::tracked(returns(ref))]
+pub fn program(
+    db: &dyn salsa::Database,
+    key: ModuleKey,
+) -> Result<Shared<ir::Program>, Vec<Diagnostic>> {
+    let inputs = key.inputs(db);
+    let module = key.module(db);
+    let parts = module_chunks(db, key)?;
+    let scope = parts.scope;
+    let placed = parts.placed();
+    let paths = program_files(db, key);
+    let by_path: std::collections::HashMap<&String, SourceFile> =
+        inputs.files(db).iter().map(|f| (f.path(db), *f)).collect();
     let layer_spans: Vec<SrcSpan> = scope
         .layers
         .iter()
@@ -494,18 +558,53 @@ pub fn program(
     }
 }
 
-/// The cost bound of a module's turn, per phase ([`crate::cost`]); the module's errors when it
-/// has any. It reads the module's program, its game's declared bounds and the limit, so an edit
-/// that leaves all three equal does not run the analysis again.
+/// The cost bound of a module's turn, per phase ([`crate::cost`]), with spans in the files of
+/// [`program_files`]; the module's errors when it has any.
+///
+/// It reads the module's chunk checks through a [`lower::View`], its game's declared bounds and
+/// the limit: an edit re-runs the analysis, but neither clones the chunks' IR nor moves their
+/// spans, and the report only changes when a bound or a reported span does.
 #[salsa::tracked(returns(ref))]
 pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<Diagnostic>> {
-    let program = program(db, key).as_ref().map_err(Clone::clone)?;
+    let module = key.module(db);
+    let parts = module_chunks(db, key)?;
+    let placed = parts.placed();
     let bounds = game_bounds(db, key);
     let limit = key.inputs(db).cost_limit(db);
-    guarded(key.module(db), || {
-        crate::cost::analyse(&program.0, bounds, limit)
-    })
-    .map_err(|internal| vec![*internal])
+    let view = match lower::view(parts.scope, &placed) {
+        Ok(view) => view,
+        Err(problem) => {
+            return Err(vec![
+                Diagnostic::internal(harness_grammar::Span::default(), problem).in_file(module),
+            ]);
+        }
+    };
+    let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit))
+        .map_err(|internal| vec![*internal])?;
+    // The analysis reports spans labelled by chunk (see `check_chunk`); each is moved into its
+    // file here, and the lists sorted again in file order.
+    let places: std::collections::HashMap<u32, (u32, u32)> = parts
+        .chunks
+        .iter()
+        .map(|(file, offset, _, check)| (check.label, (*file, *offset)))
+        .collect();
+    let place = |over: &mut Vec<(SrcSpan, u64)>| {
+        for (span, _) in over.iter_mut() {
+            let (file, offset) = places.get(&span.file).copied().unwrap_or_default();
+            *span = SrcSpan {
+                file,
+                start: span.start + offset,
+                end: span.end + offset,
+            };
+        }
+        over.sort();
+        over.dedup();
+    };
+    for phase in &mut report.phases {
+        place(&mut phase.over);
+    }
+    place(&mut report.over);
+    Ok(report)
 }
 
 /// The query bounds declared by the game of a module, by query. A query of its own so that the
@@ -546,12 +645,9 @@ pub fn cost_diagnostics(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Diagnos
         };
         let limit = crate::cost::show(report.limit);
         for (span, steps) in &report.over {
-            // The program is read only to name the file of a span, so that a module within the
-            // limit depends on its cost report alone, which an edit mostly leaves equal.
-            let file = program(db, key)
-                .as_ref()
-                .ok()
-                .and_then(|program| program.0.files.get(span.file as usize).cloned())
+            let file = program_files(db, key)
+                .get(span.file as usize)
+                .cloned()
                 .unwrap_or_else(|| path.clone());
             if !seen.insert((file.clone(), span.start, span.end, "")) {
                 continue;

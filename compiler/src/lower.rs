@@ -1,7 +1,9 @@
-//! Assembles a module's [`ir::Program`] from the lowered chunks.
+//! Assembles a module's [`ir::Program`] from the lowered chunks, or a [`View`] of it.
 //!
 //! Each chunk check lowers its own definitions with spans relative to the chunk; this module
-//! places them in the program's arenas by id and moves every span into its file.
+//! places them in the program's arenas by id and moves every span into its file. A view places
+//! them by reference instead and leaves their spans where they are: it is what the cost bound
+//! reads, so that a re-check after an edit neither clones every chunk's IR nor moves its spans.
 
 use std::collections::BTreeMap;
 
@@ -160,6 +162,101 @@ macro_rules! into_u32 {
 into_u32!(
     ErrorId, ConstId, ConfigId, StateId, TunableId, ComputedId, FnId, ActionId, LlmId
 );
+
+/// A module's program by reference: the lowered chunks' definitions in the arenas'
+/// order, each borrowed from its chunk. Spans stay chunk-relative and carry their chunk's label
+/// ([`label`]) in place of a file.
+pub struct View<'a> {
+    /// The root module's name.
+    pub module: &'a str,
+    /// Constants, by id.
+    pub consts: Vec<&'a ir::ConstDef>,
+    /// Config entries, by id.
+    pub config: Vec<&'a ir::Param>,
+    /// State slots, by id.
+    pub state: Vec<&'a ir::StateSlot>,
+    /// Tunables, by id.
+    pub tunables: Vec<&'a ir::Param>,
+    /// Computed values, by id.
+    pub computed: Vec<&'a ir::Computed>,
+    /// Functions, by id.
+    pub fns: Vec<&'a ir::Function>,
+    /// Actions, by id.
+    pub actions: Vec<&'a ir::Action>,
+    /// The layers' blocks, in the program's layer order.
+    pub layers: Vec<LayerView<'a>>,
+}
+
+/// The blocks of one layer in a [`View`], in source order.
+#[derive(Default)]
+pub struct LayerView<'a> {
+    /// Its effect models.
+    pub models: Vec<&'a ir::Model>,
+    /// Its observation handlers.
+    pub handlers: Vec<&'a ir::Handler>,
+    /// Its decide rules.
+    pub decide: Vec<&'a ir::Rule>,
+    /// Its revise blocks.
+    pub revise: Vec<&'a ir::Revise>,
+}
+
+/// Builds the view of a module's program from its lowered chunks, in the order [`assemble`]
+/// takes them (`offset` and `file` are not read); `Err` names a definition that no chunk
+/// lowered, as [`assemble`] does.
+pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, String> {
+    let mut consts = BTreeMap::new();
+    let mut config = BTreeMap::new();
+    let mut state = BTreeMap::new();
+    let mut tunables = BTreeMap::new();
+    let mut computed = BTreeMap::new();
+    let mut fns = BTreeMap::new();
+    let mut actions = BTreeMap::new();
+    let mut layers: Vec<LayerView<'a>> =
+        scope.layers.iter().map(|_| LayerView::default()).collect();
+    for placed in chunks {
+        let chunk = placed.ir;
+        consts.extend(chunk.consts.iter().map(|(id, def)| (*id, def)));
+        config.extend(chunk.config.iter().map(|(id, def)| (*id, def)));
+        state.extend(chunk.state.iter().map(|(id, def)| (*id, def)));
+        tunables.extend(chunk.tunables.iter().map(|(id, def)| (*id, def)));
+        computed.extend(chunk.computed.iter().map(|(id, def)| (*id, def)));
+        fns.extend(chunk.fns.iter().map(|(id, def)| (*id, def)));
+        actions.extend(chunk.actions.iter().map(|(id, def)| (*id, def)));
+        let Some(layer) = placed.layer.and_then(|id| layers.get_mut(id.index())) else {
+            continue;
+        };
+        layer.models.extend(chunk.models.iter());
+        layer.handlers.extend(chunk.handlers.iter());
+        layer.decide.extend(chunk.rules.iter());
+        layer.revise.extend(chunk.revises.iter());
+    }
+    Ok(View {
+        module: &scope.module,
+        consts: dense(consts, "constant")?,
+        config: dense(config, "config entry")?,
+        state: dense(state, "state slot")?,
+        tunables: dense(tunables, "tunable")?,
+        computed: dense(computed, "computed value")?,
+        fns: dense(fns, "function")?,
+        actions: dense(actions, "action")?,
+        layers,
+    })
+}
+
+/// Sets the `file` of every span of a chunk's IR to `label`, so that a span a [`View`]'s reader
+/// reports names the chunk it lies in.
+pub fn label(chunk: &mut ChunkIr, label: u32) {
+    walk_mut::chunk(&mut Label(label), chunk);
+}
+
+/// Names the chunk of every span (see [`label`]).
+struct Label(u32);
+
+impl VisitMut for Label {
+    fn span(&mut self, span: &mut SrcSpan) {
+        span.file = self.0;
+    }
+}
 
 /// Moves spans from chunk-relative to file-relative.
 struct Shift {

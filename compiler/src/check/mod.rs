@@ -128,8 +128,13 @@ pub struct ChunkCheck {
     pub diagnostics: Vec<Diagnostic>,
     /// Facts for the whole-program checks, shared so that collecting them per file is cheap.
     pub facts: Arc<Facts>,
-    /// The lowered chunk.
+    /// The lowered chunk. Its spans are relative to the chunk, and their `file` is [`label`].
+    ///
+    /// [`label`]: ChunkCheck::label
     pub ir: ChunkIr,
+    /// What names the chunk in its IR's spans, unique among the chunks of a workspace: the
+    /// database sets it to the id of the chunk's check key.
+    pub label: u32,
     /// What every name of the chunk resolved to.
     pub names: Names,
 }
