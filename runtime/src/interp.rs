@@ -24,6 +24,12 @@ use crate::machine::Machine;
 use crate::native::{NativeCtx, NativeError, NativeFn};
 use crate::ops;
 
+/// Nested expressions between two checks of the stack. Asking how much stack is left costs a
+/// thread-local read and keeps the evaluator from being inlined into itself; the guard's red
+/// zone (256 KiB) holds this many levels of the evaluator's frames, and the native calls between
+/// them, many times over, even in a debug build.
+const GUARD_EVERY: u32 = 4;
+
 /// How far a model's probability may stray outside 0..=1 (and their sum above 1) by rounding.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
 use crate::snapshot::{DepSet, Memo, Preview, Snapshot};
@@ -118,12 +124,21 @@ pub(crate) struct Eval<'m> {
     closures: Vec<ClosureDef<'m>>,
     deps: Vec<DepSet>,
     in_preview: bool,
+    /// How deep the evaluation of expressions is nested, counted so that only every
+    /// [`GUARD_EVERY`]th level checks the stack.
+    depth: u32,
     /// Spare frames and argument buffers, reused so that a call does not allocate.
     pool: Vec<Vec<Value>>,
     /// The natives looked up so far, by the address of their name in the program (which
     /// outlives the evaluator): a builtin called in a loop costs one hash of a pointer rather
     /// than a walk of string comparisons through the registry.
     resolved: HashMap<usize, &'m NativeFn, BuildHasherDefault<AddressHasher>>,
+    /// The answers of argument-less game queries (`game.turn`, `game.unknown_cells()`) read so
+    /// far, by the address of the query's name in the program, with the view version they were
+    /// read at. A query answers from the view alone, so while the version stands a second read
+    /// is the first one's value; previews read the same few queries once per branch and per
+    /// candidate, and a list-valued one is rebuilt by the game on every read.
+    queries: (u64, Vec<(usize, Value)>),
     /// Preview events produced while evaluating, drained by the turn loop.
     pub(crate) events: Vec<Event>,
     /// Where LLM calls go; `None` makes every call fail with `NotConfigured`.
@@ -165,8 +180,10 @@ impl<'m> Eval<'m> {
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
+            depth: 0,
             pool: Vec::new(),
             resolved: HashMap::default(),
+            queries: (0, Vec::new()),
             events: Vec::new(),
             llm: None,
             llm_calls: Vec::new(),
@@ -297,7 +314,16 @@ impl<'m> Eval<'m> {
             | ExprKind::Member(MemberRef::State(_) | MemberRef::Tunable(_)) => {
                 self.expr_kind(snap, frame, e)
             }
-            _ => harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e)),
+            _ => {
+                self.depth += 1;
+                let v = if self.depth.is_multiple_of(GUARD_EVERY) {
+                    harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e))
+                } else {
+                    self.expr_kind(snap, frame, e)
+                };
+                self.depth -= 1;
+                v
+            }
         }
     }
 
@@ -579,15 +605,29 @@ impl<'m> Eval<'m> {
         Ok(value)
     }
 
-    fn query(&mut self, name: &str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+    fn query(&mut self, name: &'m str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
         self.dep(self.m.game_dep());
-        self.game.query(name, args).map_err(|message| {
+        let key = name.as_ptr() as usize;
+        if args.is_empty() {
+            let version = self.game.view_version();
+            if self.queries.0 != version {
+                self.queries = (version, Vec::new());
+            }
+            if let Some((_, v)) = self.queries.1.iter().find(|(k, _)| *k == key) {
+                return Ok(v.clone());
+            }
+        }
+        let value = self.game.query(name, args).map_err(|message| {
             RuntimeError::new(
                 ErrorCode::Native,
                 span,
                 format!("game query `game.{name}` failed: {message}"),
             )
-        })
+        })?;
+        if args.is_empty() {
+            self.queries.1.push((key, value.clone()));
+        }
+        Ok(value)
     }
 
     fn call_fn(
@@ -853,7 +893,7 @@ impl<'m> Eval<'m> {
                 };
                 let mut next = Vec::new();
                 for (weight, state) in branches {
-                    let mut frame = Self::frame(model.frame.locals.len().max(effect.args.len()));
+                    let mut frame = self.take(model.frame.locals.len().max(effect.args.len()));
                     for (slot, arg) in frame.iter_mut().zip(&effect.args) {
                         *slot = arg.clone();
                     }
@@ -903,6 +943,7 @@ impl<'m> Eval<'m> {
                         )?;
                         next.push((weight * p, successor));
                     }
+                    self.give(frame);
                 }
                 branches = next;
             }
@@ -932,11 +973,13 @@ impl<'m> Eval<'m> {
                 .iter()
                 .filter(|h| h.observation == name)
             {
-                let mut frame = Self::frame(handler.frame.locals.len().max(args.len()));
+                let mut frame = self.take(handler.frame.locals.len().max(args.len()));
                 for (slot, arg) in frame.iter_mut().zip(args) {
                     *slot = arg.clone();
                 }
-                self.stmts(snap, &mut frame, &handler.body, layer, log)?;
+                let ran = self.stmts(snap, &mut frame, &handler.body, layer, log);
+                self.give(frame);
+                ran?;
             }
         }
         Ok(())
@@ -953,11 +996,13 @@ impl<'m> Eval<'m> {
         let Some(cond) = &def.available else {
             return Ok(true);
         };
-        let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
+        let mut frame = self.take(def.frame.locals.len().max(args.len()));
         for (slot, arg) in frame.iter_mut().zip(args) {
             *slot = arg.clone();
         }
-        expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)
+        let holds = self.expr(snap, &mut frame, cond);
+        self.give(frame);
+        expect_bool(holds?, cond.span)
     }
 
     /// Runs an action as one atomic step on `snap`.
@@ -991,7 +1036,7 @@ impl<'m> Eval<'m> {
             .actions
             .get(action.index())
             .ok_or_else(|| internal(span, "unknown action"))?;
-        let mut frame = Self::frame(def.frame.locals.len().max(args.len()));
+        let mut frame = self.take(def.frame.locals.len().max(args.len()));
         for (slot, arg) in frame.iter_mut().zip(args) {
             *slot = arg;
         }
@@ -1032,6 +1077,7 @@ impl<'m> Eval<'m> {
         } else {
             self.stmts(snap, &mut frame, &def.body, def.layer, &mut log)?;
         }
+        self.give(frame);
         Ok(Ok(log))
     }
 
