@@ -922,7 +922,15 @@ impl<'t> Printer<'t> {
 
     fn use_item(&mut self, it: &Use) -> Doc {
         match &it.kind {
-            UseKind::Game(name) => text(format!("use game {}", name.name)),
+            // A comment before the game's name stays before it: flushed after the name, a
+            // second trailing comment would have to go on a line of its own, where a doc
+            // comment that documented nothing would start documenting the next item.
+            UseKind::Game(name) => {
+                let mut docs = vec![text("use game")];
+                self.flush_trailing(name.span.start, &mut docs);
+                docs.push(indent(vec![Doc::Line, text(name.name.clone())]));
+                group(docs)
+            }
             UseKind::Module { path, names: None } => text(format!("use {}", path_text(path))),
             UseKind::Module {
                 path,
@@ -1255,8 +1263,14 @@ impl<'t> Printer<'t> {
             return self.expr(&rule.action, false);
         }
         let mut docs = vec![text("when "), self.guards(&rule.guards), text(" =>")];
-        self.flush_trailing(rule.action.span.start, &mut docs);
-        docs.push(indent(vec![Doc::Line, self.expr(&rule.action, false)]));
+        // The comments between `=>` and the action are flushed inside the action's indent: a
+        // second one goes on a line of its own, where a second pass sees an own-line comment
+        // before the action and indents it with the action.
+        let mut action = Vec::new();
+        self.flush_trailing(rule.action.span.start, &mut action);
+        action.push(Doc::Line);
+        action.push(self.expr(&rule.action, false));
+        docs.push(indent(action));
         group(docs)
     }
 

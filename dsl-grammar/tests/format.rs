@@ -481,3 +481,28 @@ fn carriage_returns_become_line_feeds() {
         "/// Doc.\nconst A: Int = 1 // one\n\nconst B: Int = 2\n"
     );
 }
+
+/// Found by the `fmt` fuzz target: a second comment after a rule's `=>` went on a line of its
+/// own at the rule's indent, and a second pass indented it with the action.
+#[test]
+fn comments_after_a_rules_arrow_are_indented_with_the_action() {
+    let text = "layer l {\n  decide {\n    when a // between\n      => // c\nb()\n  }\n}\n";
+    let out = formatted(text);
+    assert_eq!(
+        out,
+        "layer l {\n  decide {\n    when a => // between\n      // c\n      b()\n  }\n}\n"
+    );
+    assert_eq!(formatted(&out), out);
+}
+
+/// Found by the `fmt` fuzz target: a comment between `use game` and the game's name was moved
+/// after the name, which pushed a doc comment that documented nothing onto a line of its own,
+/// where it documented the next item; the formatter refused the file.
+#[test]
+fn a_comment_before_the_games_name_stays_before_it() {
+    let text = "use game   // c\nbat///tleship\nconst N: Int = 1\n";
+    let out = formatted(text);
+    assert_eq!(out, "use game // c\n  bat ///tleship\nconst N: Int = 1\n");
+    assert_eq!(formatted(&out), out);
+    assert_eq!(formatted("use game bat\n"), "use game bat\n");
+}
