@@ -931,6 +931,43 @@ fn signature_help_prepare_rename_and_range_formatting() {
     client.shutdown();
 }
 
+/// A 100,000-link chain that merely sits in the folder of the file being edited: the server
+/// loads it as a sibling module and checks it with the rest, and still answers for the open file.
+#[test]
+fn a_chain_of_a_hundred_thousand_links_beside_the_open_file_does_not_stop_the_server() {
+    let dir = std::env::temp_dir().join(format!("harness-lsp-sibling-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let chain = format!(
+        "harness chain\n\nconst A: Int = 1{}\nconst C: Int = 2\n",
+        " + 1".repeat(100_000)
+    );
+    std::fs::write(dir.join("chain.harness"), chain).expect("the sibling is written");
+    let uri = format!("file://{}/mini.harness", dir.display());
+    let mut client = Client::start();
+    let text = MINI.replacen(
+        "clamp01(hit_prob[c] + EPSILON)",
+        "clamp01(hit_prb[c] + EPSILON)",
+        1,
+    );
+    let diagnostics = client.open(&uri, &text);
+    assert_eq!(codes(&diagnostics), ["E0101"], "{diagnostics:?}");
+    // A module that uses a constant of the chain's module resolves it: the sibling was loaded
+    // and checked, not skipped.
+    let user = format!("file://{}/user.harness", dir.display());
+    let diagnostics = client.open(
+        &user,
+        "harness user\n\nuse chain.{C}\n\nconst _B: Int = C\n",
+    );
+    assert_eq!(codes(&diagnostics), Vec::<String>::new(), "{diagnostics:?}");
+    let symbols = client.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert!(symbols.error.is_none(), "{:?}", symbols.error);
+    client.shutdown();
+    std::fs::remove_dir_all(&dir).expect("the temporary folder is removed");
+}
+
 /// The flat chains, 100,000 links long, opened in the editor: the server answers with
 /// diagnostics for each (the chain is too long, E0011) and stays alive for the requests that
 /// follow. The server runs on a thread with the default stack, as a test thread does.
