@@ -150,6 +150,22 @@ fn actions(trace: &Trace) -> Vec<&str> {
     trace.chosen.iter().map(|(_, _, a)| a.as_str()).collect()
 }
 
+/// Every episode of `arm` makes the same moves and ends with the same metrics as `reference`'s.
+fn assert_move_for_move(
+    arm: &BTreeMap<(String, u64), (GameRecord, Trace)>,
+    reference: &BTreeMap<(String, u64), (GameRecord, Trace)>,
+) {
+    for (key, (record, trace)) in arm {
+        let (ref_record, ref_trace) = &reference[key];
+        assert_eq!(
+            actions(trace),
+            actions(ref_trace),
+            "{key:?}: not move for move"
+        );
+        assert_eq!(record.metrics, ref_record.metrics, "{key:?}");
+    }
+}
+
 #[test]
 fn arco_terminates_only_on_completion_evidence_and_is_the_reference_without_the_gate() {
     let arms = run("gate", None);
@@ -179,15 +195,7 @@ fn arco_terminates_only_on_completion_evidence_and_is_the_reference_without_the_
         redirected > 0,
         "the gate never redirected a submission: the test shows nothing"
     );
-    for (key, (record, trace)) in &arms["chill-no-cae"] {
-        let (ref_record, ref_trace) = &reference[key];
-        assert_eq!(
-            actions(trace),
-            actions(ref_trace),
-            "{key:?}: not move for move"
-        );
-        assert_eq!(record.metrics, ref_record.metrics, "{key:?}");
-    }
+    assert_move_for_move(&arms["chill-no-cae"], reference);
     // With nothing to authorise, Always-Full makes CHILL's decisions and pays for the Full
     // route's diagnostics on every feasible turn.
     for (key, (record, trace)) in &arms["always-full"] {
@@ -281,15 +289,7 @@ fn arco_on_search_guesses_only_on_evidence_and_always_full_previews_every_turn()
         redirected > 0,
         "the gate never redirected a guess: the test shows nothing"
     );
-    for (key, (record, trace)) in &arms["chill-no-cae"] {
-        let (ref_record, ref_trace) = &arms["reference"][key];
-        assert_eq!(
-            actions(trace),
-            actions(ref_trace),
-            "{key:?}: not move for move"
-        );
-        assert_eq!(record.metrics, ref_record.metrics, "{key:?}");
-    }
+    assert_move_for_move(&arms["chill-no-cae"], &arms["reference"]);
     for (key, (record, trace)) in &arms["always-full"] {
         let (chill_record, chill_trace) = &arms["chill"][key];
         assert_eq!(actions(trace), actions(chill_trace), "{key:?}");

@@ -40,6 +40,19 @@ fn report(workspace: &Workspace, module: &str) -> CostReport {
         .unwrap_or_else(|d| panic!("{module} has no cost report: {d:?}"))
 }
 
+/// Every phase of `module`'s report has a finite bound within the limit.
+fn assert_every_phase_bounded(module: &str, bound: &CostReport) {
+    for phase in &bound.phases {
+        assert!(
+            phase.steps != UNBOUNDED && phase.steps <= bound.limit,
+            "{module} {}: {} steps, unbounded by {:?}",
+            phase.phase,
+            phase.steps,
+            phase.unbounded
+        );
+    }
+}
+
 /// One episode of `program` on its game with `limits`.
 fn episode(program: Arc<Program>, instance: &str, seed: u64, limits: Limits) -> EpisodeResult {
     let registry = Registry::standard();
@@ -132,15 +145,7 @@ fn every_battleship_module_has_a_finite_bound_per_phase_within_the_limit() {
     ] {
         let bound = report(&ws, module);
         assert_eq!(bound.phases.len(), 5, "{module}");
-        for phase in &bound.phases {
-            assert!(
-                phase.steps != UNBOUNDED && phase.steps <= bound.limit,
-                "{module} {}: {} steps, unbounded by {:?}",
-                phase.phase,
-                phase.steps,
-                phase.unbounded
-            );
-        }
+        assert_every_phase_bounded(module, &bound);
         assert!(bound.over.is_empty(), "{module}: {:?}", bound.over);
     }
     // Planning previews each candidate question: the decide phase has previews, belief none.
@@ -297,15 +302,7 @@ fn every_bundled_harness_has_a_finite_bound_per_phase_within_the_limit() {
         assert!(errors.is_empty(), "{}: {errors:?}", relative.display());
         for (module, _) in ws.modules() {
             let bound = report(&ws, &module);
-            for phase in &bound.phases {
-                assert!(
-                    phase.steps != UNBOUNDED && phase.steps <= bound.limit,
-                    "{module} {}: {} steps, unbounded by {:?}",
-                    phase.phase,
-                    phase.steps,
-                    phase.unbounded
-                );
-            }
+            assert_every_phase_bounded(&module, &bound);
             modules += 1;
         }
     }
