@@ -222,8 +222,18 @@ impl ErrorCode {
 }
 
 /// A runtime error with its location. It reads back from a trace by its code.
+///
+/// The details sit behind one box: every evaluated node returns an [`RtResult`], so the error's
+/// size is the size of every node's result, and a pointer keeps that result as small as a
+/// [`crate::Value`]. Errors are rare, so the one allocation they cost is never on a hot path;
+/// the fields read as the details' own through `Deref`.
+#[derive(Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct RuntimeError(Box<ErrorDetails>);
+
+/// What a [`RuntimeError`] holds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RuntimeError {
+pub struct ErrorDetails {
     /// The stable code (`R0001`...).
     pub code: &'static str,
     /// The kind, for matching in code.
@@ -236,6 +246,33 @@ pub struct RuntimeError {
     /// For [`ErrorCode::RequiresFailed`], the declared error code (`BUDGET_CLOSED`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared: Option<String>,
+}
+
+impl std::ops::Deref for RuntimeError {
+    type Target = ErrorDetails;
+
+    fn deref(&self) -> &ErrorDetails {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RuntimeError {
+    fn deref_mut(&mut self) -> &mut ErrorDetails {
+        &mut self.0
+    }
+}
+
+// Debug output names the error, as it did before the details were boxed.
+impl std::fmt::Debug for RuntimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeError")
+            .field("code", &self.code)
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("span", &self.span)
+            .field("declared", &self.declared)
+            .finish()
+    }
 }
 
 /// A runtime error as stored: the kind is known by its code.
@@ -254,26 +291,26 @@ impl<'de> Deserialize<'de> for RuntimeError {
         let kind = ErrorCode::from_code(&stored.code).ok_or_else(|| {
             serde::de::Error::custom(format!("`{}` is not a runtime error code", stored.code))
         })?;
-        Ok(RuntimeError {
+        Ok(RuntimeError(Box::new(ErrorDetails {
             code: kind.code(),
             kind,
             message: stored.message,
             span: stored.span,
             declared: stored.declared,
-        })
+        })))
     }
 }
 
 impl RuntimeError {
     /// An error of `kind` at `span`.
     pub fn new(kind: ErrorCode, span: SrcSpan, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(ErrorDetails {
             code: kind.code(),
             kind,
             message: message.into(),
             span,
             declared: None,
-        }
+        }))
     }
 
     /// The same error carrying a declared error code.

@@ -205,20 +205,29 @@ impl<'m> Eval<'m> {
         self.tag.2 = layer;
     }
 
+    /// Counts one evaluated node against the budget. Every node calls it, so the check stays
+    /// inline and the error is built out of line.
+    #[inline]
     fn tick(&mut self, span: SrcSpan) -> RtResult<()> {
         self.steps += 1;
         if self.steps + self.work > self.m.budget {
-            return Err(RuntimeError::new(
-                ErrorCode::BudgetExhausted,
-                span,
-                format!(
-                    "the evaluation budget of {} steps per turn ran out here; reduce the work per \
-                     turn (fewer candidates or previews) or raise the budget",
-                    self.m.budget
-                ),
-            ));
+            return Err(self.out_of_steps(span));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_steps(&self, span: SrcSpan) -> RuntimeError {
+        RuntimeError::new(
+            ErrorCode::BudgetExhausted,
+            span,
+            format!(
+                "the evaluation budget of {} steps per turn ran out here; reduce the work per \
+                 turn (fewer candidates or previews) or raise the budget",
+                self.m.budget
+            ),
+        )
     }
 
     /// Counts the elements a builtin, literal or operator walked or built against the step
@@ -302,18 +311,31 @@ impl<'m> Eval<'m> {
         frame: &mut [Value],
         e: &'m Expr,
     ) -> RtResult<Value> {
-        // A leaf does not recurse, so it needs no check of the stack's depth.
-        match e.kind {
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Config(_)
+        // A leaf does not recurse, so it needs no check of the stack's depth. The commonest
+        // leaves (a local, a literal, a slot, a memoised computed value) are answered here, with
+        // the same step counted first, which spares them the call into `expr_kind`'s large frame.
+        match &e.kind {
+            ExprKind::Local(id) => {
+                self.tick(e.span)?;
+                local(frame, *id, e.span)
+            }
+            ExprKind::Lit(lit) => {
+                self.tick(e.span)?;
+                ops::literal(lit, e.span)
+            }
+            ExprKind::Member(member @ (MemberRef::State(_) | MemberRef::Tunable(_))) => {
+                self.tick(e.span)?;
+                self.member(snap, *member, e.span)
+            }
+            ExprKind::Member(MemberRef::Computed(id)) if snap.memo(id.index()).is_some() => {
+                self.tick(e.span)?;
+                self.computed(snap, *id, e.span)
+            }
+            ExprKind::Config(_)
             | ExprKind::Const(_)
             | ExprKind::GameProperty(_)
             | ExprKind::None
-            | ExprKind::EmptyMap
-            | ExprKind::Member(MemberRef::State(_) | MemberRef::Tunable(_)) => {
-                self.expr_kind(snap, frame, e)
-            }
+            | ExprKind::EmptyMap => self.expr_kind(snap, frame, e),
             _ => {
                 self.depth += 1;
                 let v = if self.depth.is_multiple_of(GUARD_EVERY) {
@@ -425,15 +447,26 @@ impl<'m> Eval<'m> {
                 Ok(v)
             }
             ExprKind::EmptyMap => Ok(Value::Map(Arc::default())),
-            ExprKind::Field(base, index) => match self.expr(snap, frame, base)? {
-                Value::Record(r) => r
-                    .values
-                    .get(*index as usize)
-                    .cloned()
-                    .ok_or_else(|| internal(span, "record field out of range")),
-                other => Err(internal(span, format!("field of {}", other.kind_name()))),
-            },
+            ExprKind::Field(base, index) => {
+                let field = |record: &Value| match record {
+                    Value::Record(r) => r
+                        .values
+                        .get(*index as usize)
+                        .cloned()
+                        .ok_or_else(|| internal(span, "record field out of range")),
+                    other => Err(internal(span, format!("field of {}", other.kind_name()))),
+                };
+                match self.leaf(snap, frame, base) {
+                    Some(record) => field(record?),
+                    None => field(&self.expr(snap, frame, base)?),
+                }
+            }
             ExprKind::Index(base, index) => {
+                if let Some(base) = self.held(snap, base) {
+                    let base = base?;
+                    let index = self.expr(snap, frame, index)?;
+                    return index_value(base, &index, span);
+                }
                 let base = self.expr(snap, frame, base)?;
                 let index = self.expr(snap, frame, index)?;
                 index_value(&base, &index, span)
@@ -452,6 +485,11 @@ impl<'m> Eval<'m> {
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(snap, frame, a)?;
                 let b = self.expr(snap, frame, b)?;
+                // Numbers and booleans walk nothing and build nothing: the general path below
+                // would count zero for them, so they skip it.
+                if scalar(&a) && scalar(&b) {
+                    return ops::binary(*op, a, b, span);
+                }
                 // Only `+` builds (concatenated strings and lists); `in`, `==` and the other
                 // comparisons walk both operands in step, at most every element of the larger
                 // at every depth, as the checker's cost bound counts them. Counting stops past
@@ -484,9 +522,18 @@ impl<'m> Eval<'m> {
                 }
             }
             ExprKind::Match(scrutinee, arms) => {
-                let v = self.expr(snap, frame, scrutinee)?;
+                // A slot or a memoised value is matched where it lies; a local is copied, since
+                // the arms' bindings write to the frame it lives in.
+                let owned;
+                let v = match self.held(snap, scrutinee) {
+                    Some(v) => v?,
+                    None => {
+                        owned = self.expr(snap, frame, scrutinee)?;
+                        &owned
+                    }
+                };
                 for arm in arms {
-                    if bind(&arm.pattern, &v, frame)? {
+                    if bind(&arm.pattern, v, frame)? {
                         return self.expr(snap, frame, &arm.body);
                     }
                 }
@@ -511,8 +558,16 @@ impl<'m> Eval<'m> {
                 self.sim_next(snap, *action, args, span)
             }
             ExprKind::SnapshotRead { snapshot, member } => {
-                match self.expr(snap, frame, snapshot)? {
-                    Value::Snapshot(other) => self.member(&other, *member, span),
+                let owned;
+                let v = match self.leaf(snap, frame, snapshot) {
+                    Some(v) => v?,
+                    None => {
+                        owned = self.expr(snap, frame, snapshot)?;
+                        &owned
+                    }
+                };
+                match v {
+                    Value::Snapshot(other) => self.member(other, *member, span),
                     other => Err(internal(
                         span,
                         format!("member read on {}", other.kind_name()),
@@ -522,13 +577,65 @@ impl<'m> Eval<'m> {
         }
     }
 
+    /// A leaf that names a value already held (a local, a slot, a tunable or a memoised
+    /// computed value), read in place: the step and the dependency are counted as
+    /// [`Eval::expr`] counts them, without copying the value out. `None` for any other
+    /// expression, which the caller evaluates.
+    fn leaf<'a>(
+        &mut self,
+        snap: &'a Snapshot,
+        frame: &'a [Value],
+        e: &Expr,
+    ) -> Option<RtResult<&'a Value>> {
+        let ExprKind::Local(id) = &e.kind else {
+            return self.held(snap, e);
+        };
+        Some(self.tick(e.span).and_then(|()| {
+            frame
+                .get(id.index())
+                .ok_or_else(|| internal(e.span, "local out of frame"))
+        }))
+    }
+
+    /// [`Eval::leaf`] for the leaves that live in the snapshot: slots, tunables and memoised
+    /// computed values.
+    fn held<'a>(&mut self, snap: &'a Snapshot, e: &Expr) -> Option<RtResult<&'a Value>> {
+        let ExprKind::Member(member) = &e.kind else {
+            return None;
+        };
+        let (value, dep) = match *member {
+            MemberRef::State(id) => (snap.state(id.index()), self.m.state_dep(id.index())),
+            MemberRef::Tunable(id) => (snap.tunable(id.index()), self.m.tunable_dep(id.index())),
+            MemberRef::Computed(id) => {
+                let memo = snap.memo(id.index())?;
+                if let Err(error) = self.tick(e.span) {
+                    return Some(Err(error));
+                }
+                if let Some(top) = self.deps.last_mut() {
+                    top.union(&memo.deps);
+                }
+                return Some(Ok(&memo.value));
+            }
+        };
+        if let Err(error) = self.tick(e.span) {
+            return Some(Err(error));
+        }
+        self.dep(dep);
+        Some(Ok(value))
+    }
+
     fn exprs(
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
         es: &'m [Expr],
     ) -> RtResult<Vec<Value>> {
-        es.iter().map(|e| self.expr(snap, frame, e)).collect()
+        // One allocation of the exact size: collecting through `Result` would grow the vector.
+        let mut values = Vec::with_capacity(es.len());
+        for e in es {
+            values.push(self.expr(snap, frame, e)?);
+        }
+        Ok(values)
     }
 
     /// Evaluates guards left to right; false at the first that fails.
@@ -673,14 +780,26 @@ impl<'m> Eval<'m> {
         args: &'m [Expr],
         span: SrcSpan,
     ) -> RtResult<Value> {
-        // Most builtins take a receiver and an argument or two: their values stay on the stack.
-        const INLINE: usize = 4;
-        if args.len() <= INLINE {
-            let mut values: [Value; INLINE] = Default::default();
-            for (slot, arg) in values.iter_mut().zip(args) {
-                *slot = self.expr(snap, frame, arg)?;
+        // Most builtins take a receiver and an argument or two: their values stay on the stack,
+        // in an array of exactly their number, so that no placeholder is written and dropped.
+        match args {
+            [] => return self.call_builtin(snap, frame, name, &[], span),
+            [a] => {
+                let a = self.expr(snap, frame, a)?;
+                return self.call_builtin(snap, frame, name, std::slice::from_ref(&a), span);
             }
-            return self.call_builtin(snap, frame, name, &values[..args.len()], span);
+            [a, b] => {
+                let a = self.expr(snap, frame, a)?;
+                let b = self.expr(snap, frame, b)?;
+                return self.call_builtin(snap, frame, name, &[a, b], span);
+            }
+            [a, b, c] => {
+                let a = self.expr(snap, frame, a)?;
+                let b = self.expr(snap, frame, b)?;
+                let c = self.expr(snap, frame, c)?;
+                return self.call_builtin(snap, frame, name, &[a, b, c], span);
+            }
+            _ => {}
         }
         let mut values = self.take(0);
         for arg in args {
@@ -705,12 +824,14 @@ impl<'m> Eval<'m> {
         args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Value> {
-        if let Some(method) = name.strip_prefix("Preview.") {
-            return self.preview_method(snap, frame, method, args, span);
-        }
         let key = name.as_ptr() as usize;
         let native: &'m NativeFn = match self.resolved.get(&key) {
             Some(native) => native,
+            // Preview methods are the runtime's own and never enter `resolved`.
+            None if name.starts_with("Preview.") => {
+                let method = &name["Preview.".len()..];
+                return self.preview_method(snap, frame, method, args, span);
+            }
             None => {
                 let m: &'m Machine = self.m;
                 let native = m.natives.get(name).ok_or_else(|| {
@@ -1514,6 +1635,14 @@ fn index_value(base: &Value, index: &Value, span: SrcSpan) -> RtResult<Value> {
             format!("indexing into {}", other.kind_name()),
         )),
     }
+}
+
+/// True for the values that comparing walks no member of and that no operator builds from.
+fn scalar(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Unit | Value::Int(_) | Value::Float(_) | Value::Bool(_)
+    )
 }
 
 fn local(frame: &[Value], id: LocalId, span: SrcSpan) -> RtResult<Value> {

@@ -443,7 +443,7 @@ impl RuntimeGame for Episode {
     fn query(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         self.query_value(name, args).map_err(|error| match error {
             NativeError::Failed(_, message) => message,
-            NativeError::Runtime(error) => error.message,
+            NativeError::Runtime(mut error) => std::mem::take(&mut error.message),
         })
     }
 
