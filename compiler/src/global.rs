@@ -8,40 +8,14 @@
 //! components, nesting from one breadth-first search.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use harness_grammar::Span;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::check::{Facts, Node, NodeKind};
 use crate::codes::Code;
 use crate::diagnostic::Diagnostic;
 use crate::env::{DefKey, Env, Located};
-
-/// FNV-1a: the graph hashes thousands of short names per edit, where the default SipHash's
-/// protection against collision attacks buys nothing and costs most of the time.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut hash = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for byte in bytes {
-            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = hash;
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
 
 /// A node of the reference graph, with where it was found.
 struct Site<'a> {
@@ -53,16 +27,20 @@ struct Site<'a> {
 /// The reference graph: named definitions, indexed, with their edges.
 struct Graph<'a> {
     sites: Vec<Site<'a>>,
-    index: FastMap<&'a DefKey, usize>,
+    /// The graph hashes every definition and reference on every check; FxHash reads a key's
+    /// names a word at a time, where SipHash's protection against collision attacks buys
+    /// nothing here and costs most of the time.
+    index: FxHashMap<&'a DefKey, usize>,
     /// For each site, the sites it references (reads or calls).
     edges: Vec<Vec<usize>>,
 }
 
 impl<'a> Graph<'a> {
     fn new(facts: &'a [(String, u32, &'a Facts)]) -> (Self, Vec<Site<'a>>) {
-        let mut sites = Vec::new();
+        let nodes: usize = facts.iter().map(|(_, _, chunk)| chunk.nodes.len()).sum();
+        let mut sites = Vec::with_capacity(nodes);
         let mut anonymous = Vec::new();
-        let mut index = FastMap::default();
+        let mut index = FxHashMap::with_capacity_and_hasher(nodes, Default::default());
         for (file, ordinal, chunk) in facts {
             for node in &chunk.nodes {
                 let site = Site {
@@ -207,11 +185,8 @@ impl<'a> Graph<'a> {
     }
 }
 
-static EMPTY_KEY: DefKey = DefKey {
-    module: String::new(),
-    layer: None,
-    name: String::new(),
-};
+static EMPTY_KEY: std::sync::LazyLock<DefKey> =
+    std::sync::LazyLock::new(|| DefKey::new(String::new(), None, String::new()));
 
 /// Runs the whole-workspace checks on the facts of every chunk (file, chunk ordinal, facts).
 pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
@@ -325,7 +300,7 @@ pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
     }
 
     // Unused definitions.
-    let uses: FastSet<&DefKey> = facts
+    let uses: FxHashSet<&DefKey> = facts
         .iter()
         .flat_map(|(_, _, chunk)| chunk.uses.iter())
         .collect();

@@ -393,21 +393,16 @@ impl Checker<'_> {
     }
 
     fn layer_key(&self, name: &str) -> DefKey {
-        DefKey {
-            module: self
-                .current_layer()
+        DefKey::new(
+            self.current_layer()
                 .map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
-            layer: self.current_layer().map(|l| l.name.clone()),
-            name: name.to_owned(),
-        }
+            self.current_layer().map(|l| l.name.clone()),
+            name,
+        )
     }
 
     fn item_key(&self, name: &str) -> DefKey {
-        DefKey {
-            module: self.scope.module.clone(),
-            layer: None,
-            name: name.to_owned(),
-        }
+        DefKey::new(self.scope.module.clone(), None, name)
     }
 
     /// True when the current layer may read members of `other`.

@@ -192,6 +192,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
             errors: BTreeMap::new(),
             llms: BTreeMap::new(),
             layers: Vec::new(),
+            layer_index: LayerIndex::default(),
             std_imports: BTreeMap::new(),
             program_modules: program_modules.clone(),
         };
@@ -301,11 +302,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                     _ => None,
                 };
                 if let Some(name) = declared {
-                    let key = DefKey {
-                        module: module.clone(),
-                        layer: None,
-                        name: name.name.clone(),
-                    };
+                    let key = DefKey::new(module.clone(), None, name.name.clone());
                     scope.type_keys.insert(name.name.clone(), key);
                 }
                 match item {
@@ -435,11 +432,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                     ordinal: *ordinal,
                     span,
                 };
-                let key = |name: &str| DefKey {
-                    module: module.clone(),
-                    layer: None,
-                    name: name.to_owned(),
-                };
+                let key = |name: &str| DefKey::new(module.clone(), None, name);
                 let mut names: Vec<&ast::Ident> = Vec::new();
                 let mut sink = Vec::new();
                 match item {
@@ -692,11 +685,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                     ordinal: *ordinal,
                     span,
                 };
-                let key = |name: &str| DefKey {
-                    module: module.clone(),
-                    layer: Some(layer_name.clone()),
-                    name: name.to_owned(),
-                };
+                let key = |name: &str| DefKey::new(module.clone(), Some(layer_name.clone()), name);
                 let mut entries: Vec<(&ast::Ident, MemberDef, Option<Code>)> = Vec::new();
                 match member {
                     ast::Member::State(block) => {
@@ -839,6 +828,7 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                 },
             });
         }
+        scope.layer_index = LayerIndex::of(&scope.layers);
         scopes.insert(draft.name.clone(), Arc::new(scope));
     }
     declared.sort_by(|a, b| a.2.cmp(&b.2));
@@ -915,11 +905,7 @@ fn add_llm_effects(
             }
             let info = LlmInfo {
                 id: ir::LlmId(next),
-                key: DefKey {
-                    module: module.clone(),
-                    layer: None,
-                    name: decl.name.name.clone(),
-                },
+                key: DefKey::new(module.clone(), None, decl.name.name.clone()),
                 params,
                 reply,
                 result: Ty::Enum(result_name.as_str().into()),

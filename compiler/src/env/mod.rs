@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness_grammar::{Span, ast};
+use rustc_hash::FxHashMap;
 
 use crate::codes::Code;
 use crate::diagnostic::Diagnostic;
@@ -30,15 +31,53 @@ pub use build::build;
 pub use strip::{strip_item, strip_member};
 
 /// Identifies a definition across the workspace: its module, its layer if it is a member, and
-/// its name.
+/// its name ([`DefName`], which it dereferences to).
+///
+/// Shared, because the checker copies a definition's key into every use, reference and
+/// resolution it records: a copy costs a reference count instead of three strings. Equality,
+/// order and hash are those of the names, so two keys built apart still compare equal.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DefKey(Arc<DefName>);
+
+/// The names a [`DefKey`] identifies a definition by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DefKey {
+pub struct DefName {
     /// The module.
     pub module: String,
     /// The layer, for a layer member.
     pub layer: Option<String>,
     /// The name.
     pub name: String,
+}
+
+impl DefKey {
+    /// The key of `name` in `module`, in `layer` for a layer member.
+    pub fn new(module: impl Into<String>, layer: Option<String>, name: impl Into<String>) -> Self {
+        Self(Arc::new(DefName {
+            module: module.into(),
+            layer,
+            name: name.into(),
+        }))
+    }
+}
+
+impl std::ops::Deref for DefKey {
+    type Target = DefName;
+
+    fn deref(&self) -> &DefName {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for DefKey {
+    /// As the names, under the key's own name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefKey")
+            .field("module", &self.module)
+            .field("layer", &self.layer)
+            .field("name", &self.name)
+            .finish()
+    }
 }
 
 /// Where a definition is written: a chunk of a file and a span relative to the parsed chunk.
@@ -248,10 +287,38 @@ pub struct Scope {
     pub llms: BTreeMap<String, LlmInfo>,
     /// All layers of the program in dependency order; [`LayerId`] indexes this list.
     pub layers: Vec<LayerInfo>,
+    /// The first layer of each name, and for each member name the layers that declare it, in
+    /// id order: derived from [`Scope::layers`], so that resolving a name costs one lookup
+    /// instead of a search of every layer (which made a check quadratic in the layers).
+    pub layer_index: LayerIndex,
     /// Standard-library modules imported with their names (`None` for a glob import).
     pub std_imports: BTreeMap<String, Option<BTreeSet<String>>>,
     /// The modules of the program: this one and those it uses, transitively.
     pub program_modules: Vec<String>,
+}
+
+/// The lookups of [`Scope::layer_index`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerIndex {
+    /// Each layer's id by name; the first, for a name defined twice.
+    pub by_name: FxHashMap<String, LayerId>,
+    /// For each member name, the layers that have a member of that name, in id order.
+    pub members: FxHashMap<String, Vec<LayerId>>,
+}
+
+impl LayerIndex {
+    /// The index of `layers`.
+    pub fn of(layers: &[LayerInfo]) -> Self {
+        let mut index = Self::default();
+        for (i, layer) in layers.iter().enumerate() {
+            let id = LayerId(i as u32);
+            index.by_name.entry(layer.name.clone()).or_insert(id);
+            for name in layer.members.keys() {
+                index.members.entry(name.clone()).or_default().push(id);
+            }
+        }
+        index
+    }
 }
 
 /// The environment of a whole workspace.

@@ -22,28 +22,25 @@ impl Scope {
                 .and_then(|l| l.members.get(name))
                 .map(|e| (id, e))
         };
-        if let Some(own) = from {
-            if let Some(found) = lookup(own) {
-                return Some(found);
-            }
-            let below = self
-                .layers
-                .get(own.index())
-                .into_iter()
-                .flat_map(|l| l.below.iter().rev());
-            if let Some(found) = below.copied().find_map(lookup) {
-                return Some(found);
-            }
+        if let Some(own) = from
+            && let Some(found) = lookup(own)
+        {
+            return Some(found);
         }
-        (0..self.layers.len() as u32).map(LayerId).find_map(lookup)
+        // Only the layers that declare the name can answer, in id order.
+        let declaring = self.layer_index.members.get(name)?;
+        if let Some(own) = from
+            && let Some(layer) = self.layers.get(own.index())
+            && let Some(&nearest) = declaring.iter().rev().find(|id| layer.below.contains(id))
+        {
+            return lookup(nearest);
+        }
+        declaring.first().copied().and_then(lookup)
     }
 
     /// The layer of the given name.
     pub fn layer(&self, name: &str) -> Option<LayerId> {
-        self.layers
-            .iter()
-            .position(|layer| layer.name == name)
-            .map(|i| LayerId(i as u32))
+        self.layer_index.by_name.get(name).copied()
     }
 
     /// Resolves a written type, reporting unknown names into `diags`.

@@ -131,15 +131,12 @@ impl<'f> ChunkView<'f> {
     }
 
     pub(super) fn def_key(&self, name: &str, member: bool) -> DefKey {
-        DefKey {
-            module: self.module(),
-            layer: if member {
-                self.layer_name.clone()
-            } else {
-                None
-            },
-            name: name.to_owned(),
-        }
+        let layer = if member {
+            self.layer_name.clone()
+        } else {
+            None
+        };
+        DefKey::new(self.module(), layer, name)
     }
 
     /// Every name the checker resolved in this chunk, in the order it met them: the name's span
