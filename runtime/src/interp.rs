@@ -6,8 +6,7 @@
 //! are alive during a builtin call in a stack, so that a closure is a plain index while it is
 //! passed around and disappears when the call returns.
 
-use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use harness_compiler::ir::{
@@ -16,12 +15,13 @@ use harness_compiler::ir::{
 };
 use harness_compiler::types::Ty;
 
+use crate::calls::{CallSite, PreviewMethod, Target};
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
 use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, LlmMessage};
 use crate::machine::Machine;
-use crate::native::{NativeCtx, NativeError, NativeFn};
+use crate::native::{NativeCtx, NativeError};
 use crate::ops;
 
 /// Nested expressions between two checks of the stack. Asking how much stack is left costs a
@@ -34,29 +34,6 @@ const GUARD_EVERY: u32 = 4;
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
 use crate::snapshot::{DepSet, Memo, Preview, Snapshot};
 use crate::value::{RecordValue, Value, VariantValue};
-
-/// Hashes the addresses that key [`Eval::resolved`]: a multiplication spreads their bits, and
-/// folding the high half down keeps the low bits (which pick the bucket) from being the
-/// aligned address's zeroes.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        let x = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = x ^ (x >> 32);
-    }
-}
 
 /// A closure alive during a builtin call.
 #[derive(Clone, Copy)]
@@ -129,10 +106,6 @@ pub(crate) struct Eval<'m> {
     depth: u32,
     /// Spare frames and argument buffers, reused so that a call does not allocate.
     pool: Vec<Vec<Value>>,
-    /// The natives looked up so far, by the address of their name in the program (which
-    /// outlives the evaluator): a builtin called in a loop costs one hash of a pointer rather
-    /// than a walk of string comparisons through the registry.
-    resolved: HashMap<usize, &'m NativeFn, BuildHasherDefault<AddressHasher>>,
     /// The answers of argument-less game queries (`game.turn`, `game.unknown_cells()`) read so
     /// far, by the address of the query's name in the program, with the view version they were
     /// read at. A query answers from the view alone, so while the version stands a second read
@@ -182,7 +155,6 @@ impl<'m> Eval<'m> {
             in_preview: false,
             depth: 0,
             pool: Vec::new(),
-            resolved: HashMap::default(),
             queries: (0, Vec::new()),
             events: Vec::new(),
             llm: None,
@@ -327,9 +299,12 @@ impl<'m> Eval<'m> {
                 self.tick(e.span)?;
                 self.member(snap, *member, e.span)
             }
-            ExprKind::Member(MemberRef::Computed(id)) if snap.memo(id.index()).is_some() => {
+            ExprKind::Member(MemberRef::Computed(id)) if let Some(memo) = snap.memo(id.index()) => {
                 self.tick(e.span)?;
-                self.computed(snap, *id, e.span)
+                if let Some(top) = self.deps.last_mut() {
+                    top.union(&memo.deps);
+                }
+                Ok(memo.value.clone())
             }
             ExprKind::Config(_)
             | ExprKind::Const(_)
@@ -824,32 +799,37 @@ impl<'m> Eval<'m> {
         args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Value> {
-        let key = name.as_ptr() as usize;
-        let native: &'m NativeFn = match self.resolved.get(&key) {
-            Some(native) => native,
-            // Preview methods are the runtime's own and never enter `resolved`.
-            None if name.starts_with("Preview.") => {
-                let method = &name["Preview.".len()..];
-                return self.preview_method(snap, frame, method, args, span);
-            }
+        let m: &'m Machine = self.m;
+        // Every call site of the program was resolved when the machine was built; a name from
+        // elsewhere is resolved here, counting whatever its arguments and result hold.
+        let unlisted;
+        let site = match m.calls.get(name) {
+            Some(site) => site,
             None => {
-                let m: &'m Machine = self.m;
-                let native = m.natives.get(name).ok_or_else(|| {
-                    RuntimeError::new(
-                        ErrorCode::Native,
-                        span,
-                        format!("no native implementation of the builtin `{name}` is registered"),
-                    )
-                })?;
-                self.resolved.insert(key, native);
-                native
+                unlisted = CallSite::resolve(name, &m.natives);
+                &unlisted
+            }
+        };
+        let native = match &site.target {
+            Target::Native(native) => native,
+            Target::Preview(method) => {
+                return self.preview_method(snap, frame, name, *method, args, span);
+            }
+            Target::Missing => {
+                return Err(RuntimeError::new(
+                    ErrorCode::Native,
+                    span,
+                    format!("no native implementation of the builtin `{name}` is registered"),
+                ));
             }
         };
         // A builtin walks its collection arguments and builds its result: both count, so that
         // `range(0, 1000000).sum()` costs a million steps rather than two.
-        let walked = args.iter().map(|a| built_size(a).0).sum::<u64>();
-        if walked > 0 {
-            self.charge(walked, 0, span)?;
+        if site.walks {
+            let walked = args.iter().map(|a| built_size(a).0).sum::<u64>();
+            if walked > 0 {
+                self.charge(walked, 0, span)?;
+            }
         }
         let mut ctx = CallCtx {
             ev: self,
@@ -862,7 +842,9 @@ impl<'m> Eval<'m> {
             }
             NativeError::Runtime(e) => e,
         })?;
-        self.charge_built(&v, span)?;
+        if site.builds {
+            self.charge_built(&v, span)?;
+        }
         Ok(v)
     }
 
@@ -901,15 +883,17 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        method: &str,
+        name: &str,
+        method: PreviewMethod,
         args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Value> {
         let Some(Value::Preview(preview)) = args.first() else {
             return Err(internal(span, "a preview method without a preview"));
         };
+        let reading = name.strip_prefix("Preview.").unwrap_or(name);
         let result = match method {
-            "expect" | "prob" => {
+            PreviewMethod::Expect | PreviewMethod::Prob => {
                 let f = args
                     .get(1)
                     .ok_or_else(|| internal(span, "missing closure"))?;
@@ -922,34 +906,34 @@ impl<'m> Eval<'m> {
                     self.in_preview = outer;
                     let v = v?;
                     total += weight
-                        * if method == "prob" {
+                        * if method == PreviewMethod::Prob {
                             if expect_bool(v, span)? { 1.0 } else { 0.0 }
                         } else {
                             v.as_f64()
                                 .ok_or_else(|| internal(span, "expect of a non-number"))?
                         };
                 }
-                ops::finite(total, span, method)?
+                ops::finite(total, span, reading)?
             }
-            "branches" => Value::list(
+            PreviewMethod::Branches => Value::list(
                 preview
                     .branches
                     .iter()
                     .map(|(_, s)| Value::Snapshot(s.clone()))
                     .collect(),
             ),
-            "weights" => Value::list(
+            PreviewMethod::Weights => Value::list(
                 preview
                     .branches
                     .iter()
                     .map(|(w, _)| ops::finite(*w, span, "weights"))
                     .collect::<RtResult<_>>()?,
             ),
-            other => {
+            PreviewMethod::Unknown => {
                 return Err(RuntimeError::new(
                     ErrorCode::Native,
                     span,
-                    format!("previews have no method `{other}`"),
+                    format!("previews have no method `{reading}`"),
                 ));
             }
         };
@@ -963,7 +947,7 @@ impl<'m> Eval<'m> {
                 action: preview.action.to_string(),
                 args: preview.args.clone(),
                 branches: preview.branches.len(),
-                reading: method.to_string(),
+                reading: reading.to_string(),
                 value: result.clone(),
             },
         });

@@ -13,6 +13,7 @@
 //! named streams of [`streams::RngStreams`]. It returns events and results as data; the command
 //! line renders them.
 
+mod calls;
 mod interp;
 mod ops;
 

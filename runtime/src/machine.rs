@@ -7,6 +7,7 @@ use std::sync::Arc;
 use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
 use harness_compiler::types::Ty;
 
+use crate::calls::CallSites;
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::Phase;
 use crate::game::{Effect, Game, Observation};
@@ -65,6 +66,8 @@ impl Default for Limits {
 pub struct Machine {
     pub(crate) program: Arc<Program>,
     pub(crate) natives: Natives,
+    /// Every builtin call of the program, resolved to what it runs.
+    pub(crate) calls: CallSites,
     pub(crate) enabled: Vec<bool>,
     /// The enabled layers, bottom-up (dependency order).
     pub(crate) order: Vec<LayerId>,
@@ -202,6 +205,7 @@ impl Machine {
         let mut machine = Machine {
             unit_variants,
             program: program.clone(),
+            calls: CallSites::new(&program, &natives),
             natives,
             enabled,
             order,

@@ -1,0 +1,312 @@
+//! The builtin call sites of a program, resolved once when a machine is built.
+//!
+//! A builtin call names its implementation by a string (`Grid.index`, `List.max_by`,
+//! `Preview.expect`). Looking that name up in the registry is a walk of string comparisons, and an
+//! evaluator lives for one phase of one turn, so a cache per evaluator paid for every name again
+//! each phase. Instead every call site of the program is resolved when the machine is built. A site
+//! is keyed by the address of its name in the program, which the machine shares behind an `Arc`
+//! and never changes, so the address names that one site for the machine's life.
+//!
+//! A site also keeps what the checker's types say about the call's cost accounting: a call whose
+//! arguments cannot be collections or strings walks no element, and one whose result cannot be
+//! one builds none, so the evaluator skips counting them.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use harness_compiler::ir::{Body, Expr, ExprKind, Guard, PlaceStep, Program, Stmt, StmtKind};
+use harness_compiler::types::Ty;
+
+use crate::native::{NativeFn, Natives};
+
+/// The prefix of the methods of previews, which the runtime implements itself.
+const PREVIEW_PREFIX: &str = "Preview.";
+
+/// What a builtin call runs.
+pub(crate) enum Target {
+    /// A registered native.
+    Native(NativeFn),
+    /// A method of `sim.next`'s previews.
+    Preview(PreviewMethod),
+    /// A name no native is registered under; calling it is an error.
+    Missing,
+}
+
+/// The methods of previews.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PreviewMethod {
+    /// The weighted mean of a closure over the successor snapshots.
+    Expect,
+    /// The weight of the successors a closure holds on.
+    Prob,
+    /// The successor snapshots.
+    Branches,
+    /// Their weights.
+    Weights,
+    /// A name previews have no method of; calling it is an error.
+    Unknown,
+}
+
+impl PreviewMethod {
+    fn parse(method: &str) -> Self {
+        match method {
+            "expect" => PreviewMethod::Expect,
+            "prob" => PreviewMethod::Prob,
+            "branches" => PreviewMethod::Branches,
+            "weights" => PreviewMethod::Weights,
+            _ => PreviewMethod::Unknown,
+        }
+    }
+}
+
+/// A resolved builtin call site.
+pub(crate) struct CallSite {
+    pub(crate) target: Target,
+    /// Whether an argument may be a collection or a string, whose elements the call walks.
+    pub(crate) walks: bool,
+    /// Whether the result may be a collection or a string, whose elements the call builds.
+    pub(crate) builds: bool,
+}
+
+impl CallSite {
+    /// The site calling `name`; without the types of its arguments and result, it counts
+    /// whatever they turn out to hold.
+    pub(crate) fn resolve(name: &str, natives: &Natives) -> Self {
+        let target = match name.strip_prefix(PREVIEW_PREFIX) {
+            Some(method) => Target::Preview(PreviewMethod::parse(method)),
+            None => natives
+                .get(name)
+                .map_or(Target::Missing, |native| Target::Native(native.clone())),
+        };
+        CallSite {
+            target,
+            walks: true,
+            builds: true,
+        }
+    }
+}
+
+/// Whether a value of type `ty` may be a string or a collection, the values the budgets count
+/// elements of. A type the checker left open may be anything.
+fn may_hold_elements(ty: &Ty) -> bool {
+    matches!(
+        ty,
+        Ty::String
+            | Ty::List(_)
+            | Ty::Set(_)
+            | Ty::Map(..)
+            | Ty::Generic(_)
+            | Ty::Var(_)
+            | Ty::Error
+    )
+}
+
+/// Hashes the addresses that key [`CallSites`]: a multiplication spreads their bits, and folding
+/// the high half down keeps the low bits (which pick the bucket) from being the aligned
+/// address's zeroes.
+#[derive(Default)]
+pub(crate) struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        let x = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = x ^ (x >> 32);
+    }
+}
+
+/// Every builtin call site of a program, by the address of its name.
+#[derive(Default)]
+pub(crate) struct CallSites {
+    sites: HashMap<usize, CallSite, BuildHasherDefault<AddressHasher>>,
+}
+
+impl CallSites {
+    /// Resolves every builtin call of `program` against `natives`.
+    pub(crate) fn new(program: &Program, natives: &Natives) -> Self {
+        let mut walk = Walk {
+            natives,
+            sites: CallSites::default(),
+        };
+        walk.program(program);
+        walk.sites
+    }
+
+    /// The site whose name is `name`, a name inside the program the sites were built from.
+    pub(crate) fn get(&self, name: &str) -> Option<&CallSite> {
+        self.sites.get(&(name.as_ptr() as usize))
+    }
+}
+
+/// A walk over every expression of a program, collecting its call sites.
+struct Walk<'a> {
+    natives: &'a Natives,
+    sites: CallSites,
+}
+
+impl Walk<'_> {
+    fn program(&mut self, program: &Program) {
+        for def in &program.consts {
+            self.body(&def.value);
+        }
+        for param in program.config.iter().chain(&program.tunables) {
+            self.body(&param.default);
+        }
+        for slot in &program.state {
+            self.body(&slot.init);
+        }
+        for def in &program.computed {
+            self.body(&def.body);
+        }
+        for def in &program.fns {
+            self.body(&def.body);
+        }
+        for def in &program.actions {
+            self.exprs(def.available.iter());
+            self.exprs(def.requires.iter().map(|r| &r.cond));
+            self.stmts(&def.body);
+        }
+        for def in &program.llms {
+            for ensure in &def.ensures {
+                self.body(&ensure.condition);
+            }
+        }
+        for layer in &program.layers {
+            for model in &layer.models {
+                for branch in &model.branches {
+                    self.exprs(branch.probability.iter());
+                    self.exprs(&branch.args);
+                }
+            }
+            for handler in &layer.handlers {
+                self.stmts(&handler.body);
+            }
+            for rule in &layer.decide {
+                self.guards(&rule.guards);
+                self.exprs(&rule.args);
+            }
+            for block in &layer.revise {
+                self.expr(&block.cond);
+                self.stmts(&block.body);
+            }
+            for default in &layer.tunable_defaults {
+                self.body(&default.value);
+            }
+        }
+    }
+
+    fn body(&mut self, body: &Body) {
+        self.expr(&body.expr);
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for stmt in stmts {
+            match &stmt.kind {
+                StmtKind::Let(_, value) | StmtKind::Revise { value, .. } => self.expr(value),
+                StmtKind::Patch { place, value, .. } => {
+                    for step in &place.path {
+                        if let PlaceStep::Index(index) = step {
+                            self.expr(index);
+                        }
+                    }
+                    self.expr(value);
+                }
+                StmtKind::LetLlm { args, .. } | StmtKind::Emit { args, .. } => self.exprs(args),
+                StmtKind::If {
+                    guards,
+                    then,
+                    otherwise,
+                } => {
+                    self.guards(guards);
+                    self.stmts(then);
+                    self.stmts(otherwise);
+                }
+                StmtKind::Halt { .. } => {}
+            }
+        }
+    }
+
+    fn guards(&mut self, guards: &[Guard]) {
+        for guard in guards {
+            match guard {
+                Guard::Cond(e) | Guard::Let(_, e) => self.expr(e),
+            }
+        }
+    }
+
+    fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>) {
+        for e in es {
+            self.expr(e);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        // Expressions nest as deep as the source does.
+        harness_grammar::stack::guarded(|| self.expr_kind(e));
+    }
+
+    fn expr_kind(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::CallBuiltin { name, args } => {
+                let mut site = CallSite::resolve(name, self.natives);
+                site.walks = args.iter().any(|arg| may_hold_elements(&arg.ty));
+                site.builds = may_hold_elements(&e.ty);
+                self.sites.sites.insert(name.as_ptr() as usize, site);
+                self.exprs(args);
+            }
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Member(_)
+            | ExprKind::Config(_)
+            | ExprKind::Const(_)
+            | ExprKind::GameProperty(_)
+            | ExprKind::FnRef(_)
+            | ExprKind::None
+            | ExprKind::EmptyMap => {}
+            ExprKind::GameCall { args, .. }
+            | ExprKind::CallFn { args, .. }
+            | ExprKind::SimNext { args, .. }
+            | ExprKind::Variant { payload: args, .. }
+            | ExprKind::Record(args)
+            | ExprKind::List(args)
+            | ExprKind::Set(args) => self.exprs(args),
+            ExprKind::Closure { body: inner, .. }
+            | ExprKind::Some(inner)
+            | ExprKind::Field(inner, _)
+            | ExprKind::Unary(_, inner)
+            | ExprKind::SnapshotRead {
+                snapshot: inner, ..
+            } => self.expr(inner),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
+                self.guards(guards);
+                self.expr(then);
+                self.expr(otherwise);
+            }
+            ExprKind::Match(scrutinee, arms) => {
+                self.expr(scrutinee);
+                self.exprs(arms.iter().map(|arm| &arm.body));
+            }
+            ExprKind::Let { value, body, .. } => {
+                self.expr(value);
+                self.expr(body);
+            }
+        }
+    }
+}
