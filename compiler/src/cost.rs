@@ -139,7 +139,7 @@ pub fn analyse(program: &View<'_>, bounds: &BTreeMap<String, u64>, limit: u64) -
         fns: HashMap::new(),
         over: Vec::new(),
         in_preview: false,
-        snapshot_reads: BTreeSet::new(),
+        snapshot_reads: None,
         replies: HashMap::new(),
         computed_reads: vec![None; program.computed.len()],
         fn_reads: vec![None; program.fns.len()],
@@ -152,7 +152,6 @@ pub fn analyse(program: &View<'_>, bounds: &BTreeMap<String, u64>, limit: u64) -
         };
         a.replies.insert(llm.result_enum, joined);
     }
-    a.snapshot_reads = a.snapshot_reads();
     a.state = a.state_shapes();
     a.phases()
 }
@@ -171,8 +170,9 @@ struct Analyser<'p> {
     fns: HashMap<(FnId, String), (Work, Shape)>,
     over: Vec<(SrcSpan, u64)>,
     in_preview: bool,
-    /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]).
-    snapshot_reads: BTreeSet<ComputedId>,
+    /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]),
+    /// found at the first preview: finding them walks every body, and most harnesses make none.
+    snapshot_reads: Option<BTreeSet<ComputedId>>,
     /// The shape of an `llm` reply by its `LlmResult` enum (`Ok` carries it), from the reply's
     /// declared bounds: the `len` bound every list field must have and the numeric ranges.
     replies: HashMap<crate::ir::EnumId, Shape>,
@@ -597,7 +597,10 @@ impl<'p> Analyser<'p> {
             }
         }
         let mut set = self.reach(&roots);
-        set.extend(self.snapshot_reads.iter().copied());
+        if self.snapshot_reads.is_none() {
+            self.snapshot_reads = Some(self.snapshot_reads());
+        }
+        set.extend(self.snapshot_reads.iter().flatten().copied());
         let once = self.recompute(&set, true);
         work.plus(&once.times(add(patches, 1)));
         let mut branches = 1u64;

@@ -582,12 +582,17 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
     let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit))
         .map_err(|internal| vec![*internal])?;
     // The analysis reports spans labelled by chunk (see `check_chunk`); each is moved into its
-    // file here, and the lists sorted again in file order.
-    let places: std::collections::HashMap<u32, (u32, u32)> = parts
-        .chunks
-        .iter()
-        .map(|(file, offset, _, check)| (check.label, (*file, *offset)))
-        .collect();
+    // file here, and the lists sorted again in file order. Most reports name no span, so the
+    // table of places is made only for one that does.
+    let places: std::collections::HashMap<u32, (u32, u32)> = if report.over.is_empty() {
+        std::collections::HashMap::new()
+    } else {
+        parts
+            .chunks
+            .iter()
+            .map(|(file, offset, _, check)| (check.label, (*file, *offset)))
+            .collect()
+    };
     let place = |over: &mut Vec<(SrcSpan, u64)>| {
         for (span, _) in over.iter_mut() {
             let (file, offset) = places.get(&span.file).copied().unwrap_or_default();

@@ -25,6 +25,9 @@ impl<'p> Analyser<'p> {
             shapes[i] = self.expr(&slot.init.expr, &mut locals).1;
             self.state[i] = shapes[i].clone();
         }
+        // What the initialisers evaluated saw the slots after them unset: not the state of any
+        // round, so none of it is kept for the rounds ([`Analyser::patch_round`]).
+        self.forget();
         // Patches may copy one slot into another: a few rounds reach the join of them all. A
         // slot that still changes after them (`+=` on a list, a new map key, `n = n + 1`)
         // changes by the same amount each round when it grows linearly. A round runs every
@@ -33,11 +36,13 @@ impl<'p> Analyser<'p> {
         // ([`TURN_CAP`]) a slot holds at most its settled size plus that many growths. A slot
         // whose growth itself grows (`xs = xs + xs`) is unbounded.
         let settle = 3;
+        let mut fixed = false;
         for _ in 0..settle {
             shapes = self.patch_round(shapes, Sites::All);
             // A round reads only the shapes it starts from: one that changes none is a fixed
             // point, and the rounds after it would repeat it.
             if shapes == self.state {
+                fixed = true;
                 break;
             }
         }
@@ -59,7 +64,13 @@ impl<'p> Analyser<'p> {
         let mut grown = settled.clone();
         for (sites, runs) in [(Sites::Handlers, observations), (Sites::Others, TURN_CAP)] {
             let once = self.patch_round(settled.clone(), sites);
-            let twice = self.patch_round(once.clone(), sites);
+            // A round is a function of the shapes it starts from: after one that changes
+            // nothing, a second would repeat it.
+            let twice = if once == settled {
+                once.clone()
+            } else {
+                self.patch_round(once.clone(), sites)
+            };
             for (i, shape) in grown.iter_mut().enumerate() {
                 let (a, b, c) = (&settled[i], &once[i], &twice[i]);
                 if (a.lo, a.hi, a.len) == (c.lo, c.hi, c.len) {
@@ -101,8 +112,13 @@ impl<'p> Analyser<'p> {
                 }
             }
         }
-        // One more round carries the grown slots into those that copy them.
-        shapes = self.patch_round(grown, Sites::All);
+        // One more round carries the grown slots into those that copy them; when nothing grew
+        // and the settled shapes are a fixed point, it would return them unchanged.
+        shapes = if fixed && grown == settled {
+            grown
+        } else {
+            self.patch_round(grown, Sites::All)
+        };
         // A set, or a map's keys, holds each value of its element type at most once.
         for (shape, slot) in shapes.iter_mut().zip(p.state.iter()) {
             if let Ty::Set(t) | Ty::Map(t, _) = &slot.ty
@@ -113,10 +129,15 @@ impl<'p> Analyser<'p> {
                 shape.why = None;
             }
         }
-        self.computed.iter_mut().for_each(|c| *c = None);
-        self.fns.clear();
+        self.forget();
         self.over.clear();
         shapes
+    }
+
+    /// Forgets the analysed computed values and function calls, which hold for one state.
+    fn forget(&mut self) {
+        self.computed.iter_mut().for_each(|c| *c = None);
+        self.fns.clear();
     }
 
     /// How many distinct values `ty` has, when few: `Bool`, an enum without payloads, an
@@ -144,9 +165,12 @@ impl<'p> Analyser<'p> {
     /// what its locals hold (an `llm` reply's declared sizes, for one).
     pub(super) fn patch_round(&mut self, shapes: Vec<Shape>, sites: Sites) -> Vec<Shape> {
         let p = self.p;
-        self.state = shapes.clone();
-        self.computed.iter_mut().for_each(|c| *c = None);
-        self.fns.clear();
+        // The computed values and calls analysed in the previous round hold while the state
+        // they saw is the same: rounds that start from equal shapes share them.
+        if self.state != shapes {
+            self.state = shapes.clone();
+            self.forget();
+        }
         let mut next = shapes;
         let (handlers, others) = (sites != Sites::Others, sites != Sites::Handlers);
         for a in p.actions.iter().filter(|_| others) {
