@@ -35,9 +35,17 @@ pub use strip::{strip_item, strip_member};
 ///
 /// Shared, because the checker copies a definition's key into every use, reference and
 /// resolution it records: a copy costs a reference count instead of three strings. Equality,
-/// order and hash are those of the names, so two keys built apart still compare equal.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DefKey(Arc<DefName>);
+/// order and hash are those of the names, so two keys built apart still compare equal. The hash
+/// of the names is computed once, when the key is made: the global checks hash every definition
+/// and reference on every check, and hashing three strings each time was most of their cost.
+#[derive(Clone)]
+pub struct DefKey(Arc<Hashed>);
+
+/// A key's names with their hash.
+struct Hashed {
+    hash: u64,
+    names: DefName,
+}
 
 /// The names a [`DefKey`] identifies a definition by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,11 +61,52 @@ pub struct DefName {
 impl DefKey {
     /// The key of `name` in `module`, in `layer` for a layer member.
     pub fn new(module: impl Into<String>, layer: Option<String>, name: impl Into<String>) -> Self {
-        Self(Arc::new(DefName {
+        use std::hash::{Hash, Hasher};
+        let names = DefName {
             module: module.into(),
             layer,
             name: name.into(),
+        };
+        // A fixed hasher, so that the hash, like the names, is the same in every run.
+        let mut hasher = rustc_hash::FxHasher::default();
+        names.hash(&mut hasher);
+        Self(Arc::new(Hashed {
+            hash: hasher.finish(),
+            names,
         }))
+    }
+}
+
+impl PartialEq for DefKey {
+    /// Equal names; a shared key or a different hash decides without reading them.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.hash == other.0.hash && self.0.names == other.0.names)
+    }
+}
+
+impl Eq for DefKey {}
+
+impl PartialOrd for DefKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for DefKey {
+    /// The order of the names.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return std::cmp::Ordering::Equal;
+        }
+        self.0.names.cmp(&other.0.names)
+    }
+}
+
+impl std::hash::Hash for DefKey {
+    /// The names' hash, computed once: equal names give equal hashes, as `Eq` requires.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0.hash);
     }
 }
 
@@ -65,7 +114,7 @@ impl std::ops::Deref for DefKey {
     type Target = DefName;
 
     fn deref(&self) -> &DefName {
-        &self.0
+        &self.0.names
     }
 }
 
