@@ -393,10 +393,15 @@ impl Checker<'_> {
     }
 
     fn layer_key(&self, name: &str) -> DefKey {
+        let layer = self.current_layer();
+        // A member the environment knows already has its key: sharing it saves three strings
+        // and a hash for every member the checker declares, and gives the same names.
+        if let Some(entry) = layer.and_then(|l| l.members.get(name)) {
+            return entry.key.clone();
+        }
         DefKey::new(
-            self.current_layer()
-                .map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
-            self.current_layer().map(|l| l.name.clone()),
+            layer.map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
+            layer.map(|l| l.name.clone()),
             name,
         )
     }

@@ -276,10 +276,7 @@ impl<'a> Checker<'a> {
                     span,
                 )
             }
-            MemberDef::Fn(info) => {
-                let info = info.clone();
-                self.fn_ref(name, span, &info, key, hint)
-            }
+            MemberDef::Fn(info) => self.fn_ref(name, span, info, key, hint),
             MemberDef::Action(..) => {
                 self.error(
                     Code::NotCallable,

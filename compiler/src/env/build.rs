@@ -441,20 +441,13 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                         let ty = scope.resolve_type(&decl.ty, &mut sink);
                         let id = ir::ConstId(consts);
                         consts += 1;
+                        let def_key = key(&decl.name.name);
                         if own {
-                            declared.push((
-                                key(&decl.name.name),
-                                Code::UnusedConst,
-                                at(decl.name.span),
-                            ));
+                            declared.push((def_key.clone(), Code::UnusedConst, at(decl.name.span)));
                         }
                         scope.values.insert(
                             decl.name.name.clone(),
-                            (
-                                ValueDef::Const { id, ty },
-                                key(&decl.name.name),
-                                at(decl.name.span),
-                            ),
+                            (ValueDef::Const { id, ty }, def_key, at(decl.name.span)),
                         );
                     }
                     ast::Item::Config(block) => {
@@ -487,32 +480,25 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                             ret: scope.resolve_type(&decl.ret, &mut sink),
                         };
                         fns += 1;
+                        let def_key = key(&decl.name.name);
                         if own {
-                            declared.push((
-                                key(&decl.name.name),
-                                Code::UnusedFn,
-                                at(decl.name.span),
-                            ));
+                            declared.push((def_key.clone(), Code::UnusedFn, at(decl.name.span)));
                         }
                         scope.values.insert(
                             decl.name.name.clone(),
-                            (ValueDef::Fn(info), key(&decl.name.name), at(decl.name.span)),
+                            (ValueDef::Fn(info), def_key, at(decl.name.span)),
                         );
                     }
                     ast::Item::Error(decl) => {
                         names.push(&decl.name);
-                        scope.errors.insert(
-                            decl.name.name.clone(),
-                            (ir::ErrorId(errors), key(&decl.name.name)),
-                        );
-                        errors += 1;
+                        let def_key = key(&decl.name.name);
                         if own {
-                            declared.push((
-                                key(&decl.name.name),
-                                Code::UnusedError,
-                                at(decl.name.span),
-                            ));
+                            declared.push((def_key.clone(), Code::UnusedError, at(decl.name.span)));
                         }
+                        scope
+                            .errors
+                            .insert(decl.name.name.clone(), (ir::ErrorId(errors), def_key));
+                        errors += 1;
                     }
                     ast::Item::TypeAlias(decl) => names.push(&decl.name),
                     ast::Item::Enum(decl) => {
@@ -791,14 +777,15 @@ pub fn build(files: &[FileSig<'_>], sigs: &SignatureSet) -> Env {
                         );
                         continue;
                     }
+                    let member_key = key(&name.name);
                     if let (Some(code), true) = (unused, own) {
-                        declared.push((key(&name.name), code, at(name.span)));
+                        declared.push((member_key.clone(), code, at(name.span)));
                     }
                     members.insert(
                         name.name.clone(),
                         MemberEntry {
                             def,
-                            key: key(&name.name),
+                            key: member_key,
                             at: at(name.span),
                         },
                     );
