@@ -11,12 +11,9 @@ use crate::ir;
 use crate::symbol::GameKind;
 use crate::types::Ty;
 
-impl Checker<'_> {
-    pub(super) fn member_def(&self, name: &str) -> Option<&MemberDef> {
-        self.current_layer()?
-            .members
-            .get(name)
-            .map(|entry| &entry.def)
+impl<'a> Checker<'a> {
+    pub(super) fn member_def(&self, name: &str) -> Option<&'a MemberDef> {
+        self.member_entry(name).map(|entry| &entry.def)
     }
 
     pub(super) fn member(&mut self, member: &ast::Member, out: &mut ChunkCheck) {
@@ -71,6 +68,7 @@ impl Checker<'_> {
                 });
             }
             ast::Member::Computed(decl) => {
+                let def = self.member_def(&decl.name.name);
                 self.begin(
                     Ctx::Computed,
                     NodeKind::Computed,
@@ -79,7 +77,7 @@ impl Checker<'_> {
                 );
                 let ty = self.resolve(&decl.ty);
                 let body = self.body(&decl.body, &ty);
-                if let Some(MemberDef::Computed(id, _)) = self.member_def(&decl.name.name) {
+                if let Some(MemberDef::Computed(id, _)) = def {
                     out.ir.computed.push((
                         *id,
                         ir::Computed {
@@ -93,6 +91,7 @@ impl Checker<'_> {
                 }
             }
             ast::Member::Fn(decl) => {
+                let def = self.member_def(&decl.name.name);
                 self.begin(
                     Ctx::Layer,
                     NodeKind::Fn,
@@ -100,11 +99,12 @@ impl Checker<'_> {
                     decl.name.span,
                 );
                 let lowered = self.function(decl);
-                if let Some(MemberDef::Fn(info)) = self.member_def(&decl.name.name) {
+                if let Some(MemberDef::Fn(info)) = def {
                     out.ir.fns.push((info.id, lowered));
                 }
             }
             ast::Member::Action(decl) => {
+                let def = self.member_def(&decl.name.name);
                 self.begin(
                     Ctx::Layer,
                     NodeKind::Action,
@@ -165,7 +165,7 @@ impl Checker<'_> {
                 self.known_states.truncate(known);
                 self.fix_stmts(&mut body);
                 let frame = self.take_frame();
-                if let Some(MemberDef::Action(id, _)) = self.member_def(&decl.name.name) {
+                if let Some(MemberDef::Action(id, _)) = def {
                     out.ir.actions.push((
                         *id,
                         ir::Action {

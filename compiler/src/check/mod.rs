@@ -334,7 +334,7 @@ fn contains_var(ty: &Ty) -> bool {
 }
 
 /// Diagnostics, locals, types and keys: what every part of the checker records and asks.
-impl Checker<'_> {
+impl<'a> Checker<'a> {
     fn error(&mut self, code: Code, span: Span, message: String, help: Option<String>) {
         self.diags
             .push(Diagnostic::new(code, span, message).maybe_help(help));
@@ -392,13 +392,19 @@ impl Checker<'_> {
         self.layer.and_then(|id| self.scope.layers.get(id.index()))
     }
 
+    /// The environment's entry for the member `name` of the current layer.
+    fn member_entry(&self, name: &str) -> Option<&'a env::MemberEntry> {
+        let scope: &'a Scope = self.scope;
+        scope.layers.get(self.layer?.index())?.members.get(name)
+    }
+
     fn layer_key(&self, name: &str) -> DefKey {
-        let layer = self.current_layer();
         // A member the environment knows already has its key: sharing it saves three strings
         // and a hash for every member the checker declares, and gives the same names.
-        if let Some(entry) = layer.and_then(|l| l.members.get(name)) {
+        if let Some(entry) = self.member_entry(name) {
             return entry.key.clone();
         }
+        let layer = self.current_layer();
         DefKey::new(
             layer.map_or_else(|| self.scope.module.clone(), |l| l.module.clone()),
             layer.map(|l| l.name.clone()),

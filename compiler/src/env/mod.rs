@@ -358,12 +358,25 @@ pub struct LayerIndex {
 impl LayerIndex {
     /// The index of `layers`.
     pub fn of(layers: &[LayerInfo]) -> Self {
+        // Sized up front so that the maps never rehash as they grow; a member name is cloned
+        // only the first time it is seen, not once for each layer that repeats it.
         let mut index = Self::default();
+        index.by_name.reserve(layers.len());
+        index
+            .members
+            .reserve(layers.iter().map(|layer| layer.members.len()).sum());
         for (i, layer) in layers.iter().enumerate() {
             let id = LayerId(i as u32);
-            index.by_name.entry(layer.name.clone()).or_insert(id);
+            if !index.by_name.contains_key(&layer.name) {
+                index.by_name.insert(layer.name.clone(), id);
+            }
             for name in layer.members.keys() {
-                index.members.entry(name.clone()).or_default().push(id);
+                match index.members.get_mut(name.as_str()) {
+                    Some(ids) => ids.push(id),
+                    None => {
+                        index.members.insert(name.clone(), vec![id]);
+                    }
+                }
             }
         }
         index
