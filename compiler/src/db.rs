@@ -499,7 +499,7 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
     for file in inputs.files(db) {
         for (first, group) in file_facts(db, FileKey::new(db, inputs, *file)) {
             for (index, chunk_facts) in group.iter().enumerate() {
-                facts.push((file.path(db).clone(), first + index as u32, &**chunk_facts));
+                facts.push((file.path(db).as_str(), first + index as u32, &**chunk_facts));
             }
         }
     }

@@ -36,7 +36,7 @@ struct Graph<'a> {
 }
 
 impl<'a> Graph<'a> {
-    fn new(facts: &'a [(String, u32, &'a Facts)]) -> (Self, Vec<Site<'a>>) {
+    fn new(facts: &'a [(&'a str, u32, &'a Facts)]) -> (Self, Vec<Site<'a>>) {
         let nodes: usize = facts.iter().map(|(_, _, chunk)| chunk.nodes.len()).sum();
         let mut sites = Vec::with_capacity(nodes);
         let mut anonymous = Vec::new();
@@ -189,7 +189,7 @@ static EMPTY_KEY: std::sync::LazyLock<DefKey> =
     std::sync::LazyLock::new(|| DefKey::new(String::new(), None, String::new()));
 
 /// Runs the whole-workspace checks on the facts of every chunk (file, chunk ordinal, facts).
-pub fn check(env: &Env, facts: &[(String, u32, &Facts)]) -> Vec<Located> {
+pub fn check(env: &Env, facts: &[(&str, u32, &Facts)]) -> Vec<Located> {
     let mut out = Vec::new();
     let (graph, anonymous) = Graph::new(facts);
     let at = |i: usize, diagnostic: Diagnostic| Located {

@@ -40,12 +40,31 @@ impl RawChunk {
     }
 }
 
-const ITEM_KEYWORDS: &[&str] = &[
-    "harness", "use", "type", "enum", "const", "config", "fn", "error", "layer", "llm",
-];
-const MEMBER_KEYWORDS: &[&str] = &[
-    "state", "tunable", "computed", "fn", "action", "model", "on", "decide", "revise", "machine",
-];
+/// True for a word that starts an item at the top level. A `match`, not a search of a list: the
+/// splitter asks for every word of the file, and a re-check after an edit splits it all again.
+fn starts_item(word: &str) -> bool {
+    matches!(
+        word,
+        "harness" | "use" | "type" | "enum" | "const" | "config" | "fn" | "error" | "layer" | "llm"
+    )
+}
+
+/// True for a word that starts a member inside a layer.
+fn starts_member(word: &str) -> bool {
+    matches!(
+        word,
+        "state"
+            | "tunable"
+            | "computed"
+            | "fn"
+            | "action"
+            | "model"
+            | "on"
+            | "decide"
+            | "revise"
+            | "machine"
+    )
+}
 
 /// A file split into chunks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +138,7 @@ pub fn split(text: &str) -> Split {
             if std::mem::take(&mut after_dot) {
                 continue;
             }
-            if depth == 0 && ITEM_KEYWORDS.contains(&word) {
+            if depth == 0 && starts_item(word) {
                 let kind = match word {
                     "harness" => ChunkKind::Header,
                     "layer" => ChunkKind::LayerHeader,
@@ -128,7 +147,7 @@ pub fn split(text: &str) -> Split {
                 in_layer = false;
                 awaiting_layer_brace = kind == ChunkKind::LayerHeader;
                 boundaries.push((chunk_start, kind));
-            } else if depth == 1 && in_layer && MEMBER_KEYWORDS.contains(&word) {
+            } else if depth == 1 && in_layer && starts_member(word) {
                 boundaries.push((chunk_start, ChunkKind::Member));
             } else if boundaries.is_empty() {
                 // Unrecognised text before the first item: a chunk of its own, for the parser

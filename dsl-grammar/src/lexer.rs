@@ -197,52 +197,70 @@ pub enum TokenKind {
     Eof,
 }
 
-/// The keywords and their token kinds, in the order of the language reference.
-const KEYWORDS: &[(&str, TokenKind)] = &[
-    ("harness", TokenKind::KwHarness),
-    ("use", TokenKind::KwUse),
-    ("game", TokenKind::KwGame),
-    ("type", TokenKind::KwType),
-    ("enum", TokenKind::KwEnum),
-    ("const", TokenKind::KwConst),
-    ("config", TokenKind::KwConfig),
-    ("fn", TokenKind::KwFn),
-    ("error", TokenKind::KwError),
-    ("layer", TokenKind::KwLayer),
-    ("needs", TokenKind::KwNeeds),
-    ("uses", TokenKind::KwUses),
-    ("state", TokenKind::KwState),
-    ("tunable", TokenKind::KwTunable),
-    ("computed", TokenKind::KwComputed),
-    ("action", TokenKind::KwAction),
-    ("available", TokenKind::KwAvailable),
-    ("when", TokenKind::KwWhen),
-    ("requires", TokenKind::KwRequires),
-    ("else", TokenKind::KwElse),
-    ("fail", TokenKind::KwFail),
-    ("model", TokenKind::KwModel),
-    ("with", TokenKind::KwWith),
-    ("probability", TokenKind::KwProbability),
-    ("otherwise", TokenKind::KwOtherwise),
-    ("on", TokenKind::KwOn),
-    ("decide", TokenKind::KwDecide),
-    ("machine", TokenKind::KwMachine),
-    ("revise", TokenKind::KwRevise),
-    ("patch", TokenKind::KwPatch),
-    ("emit", TokenKind::KwEmit),
-    ("halt", TokenKind::KwHalt),
-    ("let", TokenKind::KwLet),
-    ("if", TokenKind::KwIf),
-    ("match", TokenKind::KwMatch),
-    ("in", TokenKind::KwIn),
-    ("not", TokenKind::KwNot),
-    ("and", TokenKind::KwAnd),
-    ("or", TokenKind::KwOr),
-    ("true", TokenKind::KwTrue),
-    ("false", TokenKind::KwFalse),
-    ("sim", TokenKind::KwSim),
-    ("llm", TokenKind::KwLlm),
-];
+/// Declares the keywords once, for both directions: [`KEYWORDS`] maps a kind to its text, and
+/// [`keyword_kind`] a text to its kind with a `match`, which the compiler turns into a dispatch on
+/// the length and the bytes; the lexer asks it for every identifier, so searching the table there
+/// would be a string comparison per keyword.
+macro_rules! keywords {
+    ($($text:literal => $kind:ident,)*) => {
+        /// The keywords and their token kinds, in the order of the language reference.
+        const KEYWORDS: &[(&str, TokenKind)] = &[$(($text, TokenKind::$kind)),*];
+
+        /// The kind of the keyword spelled `text`, if it is one.
+        fn keyword_kind(text: &str) -> Option<TokenKind> {
+            match text {
+                $($text => Some(TokenKind::$kind),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+keywords! {
+    "harness" => KwHarness,
+    "use" => KwUse,
+    "game" => KwGame,
+    "type" => KwType,
+    "enum" => KwEnum,
+    "const" => KwConst,
+    "config" => KwConfig,
+    "fn" => KwFn,
+    "error" => KwError,
+    "layer" => KwLayer,
+    "needs" => KwNeeds,
+    "uses" => KwUses,
+    "state" => KwState,
+    "tunable" => KwTunable,
+    "computed" => KwComputed,
+    "action" => KwAction,
+    "available" => KwAvailable,
+    "when" => KwWhen,
+    "requires" => KwRequires,
+    "else" => KwElse,
+    "fail" => KwFail,
+    "model" => KwModel,
+    "with" => KwWith,
+    "probability" => KwProbability,
+    "otherwise" => KwOtherwise,
+    "on" => KwOn,
+    "decide" => KwDecide,
+    "machine" => KwMachine,
+    "revise" => KwRevise,
+    "patch" => KwPatch,
+    "emit" => KwEmit,
+    "halt" => KwHalt,
+    "let" => KwLet,
+    "if" => KwIf,
+    "match" => KwMatch,
+    "in" => KwIn,
+    "not" => KwNot,
+    "and" => KwAnd,
+    "or" => KwOr,
+    "true" => KwTrue,
+    "false" => KwFalse,
+    "sim" => KwSim,
+    "llm" => KwLlm,
+}
 
 impl TokenKind {
     /// True for whitespace, newlines and comments, which the parser skips.
@@ -255,10 +273,7 @@ impl TokenKind {
 
     /// The keyword spelled `text`, if it is one.
     pub fn keyword(text: &str) -> Option<TokenKind> {
-        KEYWORDS
-            .iter()
-            .find(|(kw, _)| *kw == text)
-            .map(|(_, kind)| *kind)
+        keyword_kind(text)
     }
 
     /// The fixed text of a keyword or punctuation token; `None` for tokens whose text varies.
@@ -568,6 +583,17 @@ mod tests {
                 Comment, Newline, Ident
             ]
         );
+    }
+
+    #[test]
+    fn every_keyword_lexes_to_its_kind_and_back() {
+        for &(text, kind) in KEYWORDS {
+            assert_eq!(kinds(text), vec![kind], "{text}");
+            assert_eq!(kind.fixed_text(), Some(text));
+            // A longer or shorter word is a name.
+            assert_eq!(kinds(&format!("{text}x")), vec![TokenKind::Ident]);
+            assert_eq!(TokenKind::keyword(&text[1..]).filter(|k| *k == kind), None);
+        }
     }
 
     #[test]
