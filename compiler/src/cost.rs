@@ -161,13 +161,15 @@ struct Analyser<'p> {
     bounds: &'p BTreeMap<String, u64>,
     limit: u64,
     consts: Vec<Option<Shape>>,
-    /// Each computed value's body: its work (computed reads in it cost one step) and shape.
-    computed: Vec<Option<(Work, Shape)>>,
+    /// Each computed value's body, analysed in the current state ([`Analysed`]).
+    computed: Vec<Option<Analysed>>,
     /// Whether a computed value's evaluation can reach `sim.next`.
     sim: Vec<Option<bool>>,
     state: Vec<Shape>,
-    /// Functions analysed at a call, by the function and its arguments' shapes.
-    fns: HashMap<(FnId, String), (Work, Shape)>,
+    /// Functions analysed at a call, by the function and its arguments' whole shapes: a call
+    /// with other element shapes, fields or reasons is analysed again, so a memoised result is
+    /// the one a fresh analysis would give.
+    fns: HashMap<(FnId, Vec<Shape>), Analysed>,
     over: Vec<(SrcSpan, u64)>,
     in_preview: bool,
     /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]),
@@ -184,6 +186,17 @@ struct Analyser<'p> {
 }
 
 type Locals = Vec<Shape>;
+
+/// A body analysed once: its work (the computed values it reads cost one step each), its
+/// value's shape and the expressions in it over the limit. What a body reports is its own: it
+/// does not depend on which other bodies were analysed before it, so the same body gives the
+/// same result whatever the order of the walk that reached it.
+#[derive(Clone)]
+struct Analysed {
+    work: Work,
+    shape: Shape,
+    over: Vec<(SrcSpan, u64)>,
+}
 
 impl<'p> Analyser<'p> {
     fn locals(&self, body: &crate::ir::Frame) -> Locals {
@@ -538,18 +551,32 @@ impl<'p> Analyser<'p> {
     }
 
     /// A computed value's body, analysed once: reads of it then cost one step each, and its
-    /// evaluations are counted per snapshot by [`Analyser::recompute`].
+    /// evaluations are counted per snapshot by [`Analyser::recompute`]. The expressions over the
+    /// limit in it are kept with it ([`Analyser::phases`] reports them), not among those of the
+    /// walk that first read it: a read costs one step, so they do not explain that walk's bound.
     fn computed(&mut self, c: ComputedId) -> (Work, Shape) {
         if let Some(done) = &self.computed[c.index()] {
-            return done.clone();
+            return (done.work.clone(), done.shape.clone());
         }
         let body: &'p Body = &self.p.computed[c.index()].body;
-        let mut locals = self.locals(&body.frame);
-        let saved = std::mem::replace(&mut self.in_preview, false);
-        let result = self.expr(&body.expr, &mut locals);
-        self.in_preview = saved;
-        self.computed[c.index()] = Some(result.clone());
+        let done = self.isolated(|this| {
+            let mut locals = this.locals(&body.frame);
+            let saved = std::mem::replace(&mut this.in_preview, false);
+            let result = this.expr(&body.expr, &mut locals);
+            this.in_preview = saved;
+            result
+        });
+        let result = (done.work.clone(), done.shape.clone());
+        self.computed[c.index()] = Some(done);
         result
+    }
+
+    /// Analyses a body with a list of its own for what it finds over the limit.
+    fn isolated(&mut self, run: impl FnOnce(&mut Self) -> (Work, Shape)) -> Analysed {
+        let outer = std::mem::take(&mut self.over);
+        let (work, shape) = run(self);
+        let over = std::mem::replace(&mut self.over, outer);
+        Analysed { work, shape, over }
     }
 
     /// Evaluating the computed values of `set` once in a snapshot; inside a preview, only those
@@ -565,25 +592,28 @@ impl<'p> Analyser<'p> {
         total
     }
 
+    /// A call of `func` with arguments of the shapes `args`. The call's work includes the
+    /// body's, so what the body finds over the limit is noted at every call, memoised or not:
+    /// the expressions around a call are judged the same at each of them.
     fn call_fn(&mut self, func: FnId, args: Vec<Shape>) -> (Work, Shape) {
-        let key = (
-            func,
-            args.iter()
-                .map(|s| format!("{}:{}:{}", s.lo, s.hi, s.len))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        if let Some(done) = self.fns.get(&key) {
-            return done.clone();
-        }
-        let f = &self.p.fns[func.index()];
-        let mut locals = self.locals(&f.body.frame);
-        for (slot, shape) in locals.iter_mut().zip(args) {
-            *slot = shape;
-        }
-        let result = self.expr(&f.body.expr, &mut locals);
-        self.fns.insert(key, result.clone());
-        result
+        let key = (func, args);
+        let done = match self.fns.get(&key) {
+            Some(done) => done.clone(),
+            None => {
+                let f = &self.p.fns[func.index()];
+                let done = self.isolated(|this| {
+                    let mut locals = this.locals(&f.body.frame);
+                    for (slot, shape) in locals.iter_mut().zip(&key.1) {
+                        *slot = shape.clone();
+                    }
+                    this.expr(&f.body.expr, &mut locals)
+                });
+                self.fns.insert(key, done.clone());
+                done
+            }
+        };
+        self.over.extend(done.over.iter().copied());
+        (done.work, done.shape)
     }
 
     /// The work of a `sim.next` of `action` and the most successor snapshots it yields.

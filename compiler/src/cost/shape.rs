@@ -8,7 +8,7 @@ use crate::ir::Literal;
 use crate::types::Ty;
 
 /// What the analysis knows of a value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Shape {
     /// For an `Int`: the interval it lies in.
     pub(super) lo: i128,
