@@ -17,10 +17,9 @@ impl<'p> Analyser<'p> {
         let everything: BTreeSet<ComputedId> =
             (0..p.computed.len() as u32).map(ComputedId).collect();
         self.recompute(&everything, false);
-        let shared: Vec<(SrcSpan, u64)> = self
-            .computed
+        let shared: Vec<(SrcSpan, u64)> = everything
             .iter()
-            .flatten()
+            .filter_map(|c| self.computed.get(c))
             .flat_map(|done| done.over.iter().copied())
             .collect();
         let mut phases = Vec::new();
