@@ -1,32 +1,42 @@
 //! The salsa database and its queries.
 //!
 //! Inputs are the files ([`SourceFile`]) and the signature set ([`Inputs`]). The queries form a
-//! pipeline whose grain is the chunk, one item or layer member (see [`crate::split`]):
+//! pipeline whose grain is the group: a layer's header with its members, or one top-level item
+//! (see [`Group`]), each made of chunks, one item or layer member each (see [`crate::split`]):
 //!
 //! ```text
-//! outline(file) ─► parsed(chunk) ─► chunk_signature(chunk) ─► environment(inputs)
-//!                        │                                           │
-//!                        └────────────► check_chunk(key) ◄──────────┘
-//!                                              │
-//!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
-//!                                              │
-//!                  program(module)     cost(module) ─► cost_diagnostics(inputs)
+//! outline(file) ─► parsed_group(group) ─► group_signature(group) ─► environment(inputs)
+//!                          │                                               │
+//!                          └──────────────► check_group(key) ◄─────────────┘
+//!                                                 │
+//!                  global_checks(inputs), group_keys(file), file_diagnostics(file)
+//!                                                 │
+//!                  program(module)        cost(module) ─► cost_diagnostics(inputs)
 //! ```
 //!
 //! `program` and `cost` both read a module's chunk checks: `program` assembles them into an
 //! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
-//! [`lower::View`], so the diagnostics never clone the module's IR.
+//! [`lower::View`], so the diagnostics never clone the module's IR. `cost` takes the analyses of
+//! the computed values from `layer_cost`, one per layer and state of the slots, keyed on the
+//! layer's groups and on what its bodies read (`layer_reads`): an edit inside one member analyses
+//! only its layer's computed values again.
 //!
-//! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
-//! chunks of every other member keep their identity and their parses and checks are reused. The
+//! A group is interned by its text and the bounds of its chunks, both relative to its first
+//! byte, so an edit inside one member produces one new group; every other group keeps its
+//! identity, wherever the edit moved it, and its parse and check are reused. Spans stay relative
+//! to their chunk or group and are moved into the file only by the queries that report them. A
+//! re-check after an edit therefore verifies one memo per group, not one per chunk. The
 //! environment re-runs after every edit (it reads the outline) but its value only changes when a
 //! signature does, so salsa backdates it and the checks that depend on it stay valid.
 
 // The accessors that salsa generates for inputs and interned structs carry no docs of their own.
 #![allow(missing_docs)]
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
 
 use crate::check::{self, ChunkCheck, Facts};
 use crate::codes::Code;
@@ -38,7 +48,7 @@ use crate::ir::{self, SrcSpan};
 use crate::lower;
 use crate::parse::{self, ParsedChunk};
 use crate::signatures::SignatureSet;
-use crate::split::{self, ChunkKind};
+use crate::split::{self, ChunkKind, RawChunk};
 
 /// One source file.
 #[salsa::input(debug)]
@@ -64,106 +74,213 @@ pub struct Inputs {
     pub cost_limit: u64,
 }
 
-/// The text of one chunk, interned: equal texts are one chunk.
-///
-/// Interned chunks are never collected (`revisions = usize::MAX`): salsa's default would recycle
-/// a chunk that an edit's revision did not read, and with it the memoised parse and check that
-/// an incremental re-check is supposed to reuse. A workspace grows by one chunk per edited text.
-#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
-pub struct Chunk {
+/// The most chunks a group holds. An edit parses and checks its whole group again, so a long
+/// layer is cut into groups of this many chunks; a body edit keeps the number of chunks, and so
+/// where the cuts fall.
+const GROUP_CHUNKS: usize = 32;
+
+/// One chunk of a group: how to parse it and where it lies in the group's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkSpan {
     /// How to parse it.
     pub kind: ChunkKind,
-    /// The text.
-    #[returns(ref)]
-    pub text: String,
+    /// Byte offset of its first byte in the group.
+    pub start: u32,
+    /// Byte offset one past its last byte in the group.
+    pub end: u32,
 }
 
-/// Where a chunk is checked: the module whose program it belongs to and, for a member, its
-/// layer. Interned once per layer, so that keying every chunk on it hashes two ids, not two
-/// strings. Never collected, for the same reason as [`Chunk`].
+impl ChunkSpan {
+    /// The chunk's text in its group's text.
+    pub fn text(self, group: &str) -> &str {
+        &group[self.start as usize..self.end as usize]
+    }
+}
+
+/// A run of chunks that are parsed and checked together: a layer's header and its members (at
+/// most [`GROUP_CHUNKS`] of them; a longer layer continues in groups of members), or one
+/// top-level item. Interned by its text and its chunks' bounds, which are relative to its first
+/// byte: equal runs are one group wherever they sit in their file.
+///
+/// Interned groups are never collected (`revisions = usize::MAX`): salsa's default would recycle
+/// a group that an edit's revision did not read, and with it the memoised parse and check that
+/// an incremental re-check is supposed to reuse. A workspace grows by one group per edited text.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Group {
+    /// The text, from the first chunk's first byte to the last chunk's last byte.
+    #[returns(ref)]
+    pub text: String,
+    /// The chunks, in order.
+    #[returns(ref)]
+    pub chunks: Vec<ChunkSpan>,
+}
+
+/// Where a group is checked: the module whose program it belongs to and, for a layer's group,
+/// its layer. Interned once per layer, so that keying every group on it hashes two ids, not two
+/// strings. Never collected, for the same reason as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct Context {
     /// The workspace.
     pub inputs: Inputs,
-    /// The module whose scope the chunk is checked in.
+    /// The module whose scope the group is checked in.
     #[returns(ref)]
     pub module: String,
-    /// The layer of a member chunk.
+    /// The layer of the group's member chunks.
     #[returns(ref)]
     pub layer: Option<String>,
 }
 
-/// What a chunk check is keyed on: the chunk and where it is checked. Never collected, for the
-/// same reason as [`Chunk`].
+/// What a group check is keyed on: the group and where it is checked. Never collected, for the
+/// same reason as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
-pub struct CheckKey {
-    /// Where the chunk is checked.
+pub struct GroupKey {
+    /// Where the group is checked.
     pub context: Context,
-    /// The chunk.
-    pub chunk: Chunk,
+    /// The group.
+    pub group: Group,
 }
 
-/// A file split into chunks: each chunk and its offset in the file.
+/// One chunk of a checked group, interned so that its id labels the chunk's IR (see
+/// [`ChunkCheck::label`]). Never collected, for the same reason as [`Group`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct ChunkLabel {
+    /// The group check.
+    pub key: GroupKey,
+    /// The chunk's index in the group.
+    pub index: u32,
+}
+
+/// A group of a file's outline and where it sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacedGroup {
+    /// The group.
+    pub group: Group,
+    /// Byte offset of its first byte in the file.
+    pub offset: u32,
+    /// The ordinal of its first chunk among the file's chunks.
+    pub first: u32,
+}
+
+/// A file split into groups of chunks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outline {
-    /// The chunks in source order.
-    pub chunks: Vec<(Chunk, u32)>,
+    /// The groups in source order.
+    pub groups: Vec<PlacedGroup>,
+    /// How many chunks the groups hold; the chunks' ordinals run from 0 to this.
+    pub chunks: u32,
     /// True when the file ends inside a layer.
     pub unclosed_layer: bool,
 }
 
-/// Splits a file into chunks.
+impl Outline {
+    /// The index of the group that holds the chunk of `ordinal`, and the chunk's index in it.
+    pub fn locate(&self, ordinal: u32) -> Option<(usize, usize)> {
+        if ordinal >= self.chunks {
+            return None;
+        }
+        let group = self
+            .groups
+            .partition_point(|placed| placed.first <= ordinal)
+            .checked_sub(1)?;
+        Some((group, (ordinal - self.groups[group].first) as usize))
+    }
+}
+
+/// Splits a file into groups of chunks.
 #[salsa::tracked(returns(ref))]
 pub fn outline(db: &dyn salsa::Database, file: SourceFile) -> Outline {
-    let split = split::split(file.text(db));
-    let chunks = split
-        .chunks
-        .into_iter()
-        .map(|raw| (Chunk::new(db, raw.kind, raw.text), raw.offset))
-        .collect();
+    let text = file.text(db);
+    let split = split::split(text);
+    let mut groups = Vec::new();
+    let mut spans = Vec::new();
+    let mut place = |raws: &[RawChunk], first: usize| {
+        let (Some(head), Some(last)) = (raws.first(), raws.last()) else {
+            return;
+        };
+        spans.clear();
+        spans.extend(raws.iter().map(|raw| ChunkSpan {
+            kind: raw.kind,
+            start: raw.offset - head.offset,
+            end: raw.end - head.offset,
+        }));
+        let group_text = &text[head.offset as usize..last.end as usize];
+        groups.push(PlacedGroup {
+            group: Group::new(db, group_text, spans.as_slice()),
+            offset: head.offset,
+            first: first as u32,
+        });
+    };
+    let mut start = 0;
+    for (index, raw) in split.chunks.iter().enumerate() {
+        // A member joins the group of its layer's header, up to the size of a group.
+        let joins = raw.kind == ChunkKind::Member && index - start < GROUP_CHUNKS;
+        if !joins && index > start {
+            place(&split.chunks[start..index], start);
+            start = index;
+        }
+    }
+    place(&split.chunks[start..], start);
     Outline {
-        chunks,
+        groups,
+        chunks: split.chunks.len() as u32,
         unclosed_layer: split.unclosed_layer,
     }
 }
 
-/// Parses one chunk.
-#[salsa::tracked(returns(ref))]
-pub fn parsed(db: &dyn salsa::Database, chunk: Chunk) -> ParsedChunk {
-    parse::parse_chunk(chunk.kind(db), chunk.text(db))
+/// The byte offset in its file of the chunk of `ordinal`.
+pub fn chunk_offset(db: &dyn salsa::Database, outline: &Outline, ordinal: u32) -> Option<u32> {
+    let (group, index) = outline.locate(ordinal)?;
+    let placed = outline.groups[group];
+    let chunk = placed.group.chunks(db).get(index)?;
+    Some(placed.offset + chunk.start)
 }
 
-/// The signature of a chunk: its declarations with bodies stripped.
+/// Parses the chunks of a group, each on its own: spans are relative to the chunk.
 #[salsa::tracked(returns(ref))]
-pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> Arc<ChunkSig> {
-    let parsed = parsed(db, chunk);
-    Arc::new(ChunkSig {
-        header: parsed.header.as_ref().map(env::path_text),
-        header_span: parsed.header.as_ref().map(|h| h.span).unwrap_or_default(),
-        items: parsed.items.iter().map(env::strip_item).collect(),
-        members: parsed
-            .members
-            .iter()
-            .filter_map(env::strip_member)
-            .collect(),
-        is_member: chunk.kind(db) == ChunkKind::Member,
-    })
-}
-
-/// The signatures of a file's chunks, in order. An edit inside a body changes the outline but
-/// not this list, so salsa backdates it and the environment is not rebuilt.
-#[salsa::tracked(returns(ref))]
-pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Shared<ChunkSig>> {
-    outline(db, file)
-        .chunks
+pub fn parsed_group(db: &dyn salsa::Database, group: Group) -> Vec<ParsedChunk> {
+    let text = group.text(db);
+    group
+        .chunks(db)
         .iter()
-        .map(|(chunk, _)| Shared(chunk_signature(db, *chunk).clone()))
+        .map(|chunk| parse::parse_chunk(chunk.kind, chunk.text(text)))
         .collect()
 }
 
-/// A shared value compared by pointer first: an unchanged chunk's memoised signature is the same
+/// The signatures of a group's chunks: their declarations with bodies stripped.
+#[salsa::tracked(returns(ref))]
+pub fn group_signature(db: &dyn salsa::Database, group: Group) -> Shared<Vec<ChunkSig>> {
+    let signatures = parsed_group(db, group)
+        .iter()
+        .zip(group.chunks(db))
+        .map(|(parsed, chunk)| ChunkSig {
+            header: parsed.header.as_ref().map(env::path_text),
+            header_span: parsed.header.as_ref().map(|h| h.span).unwrap_or_default(),
+            items: parsed.items.iter().map(env::strip_item).collect(),
+            members: parsed
+                .members
+                .iter()
+                .filter_map(env::strip_member)
+                .collect(),
+            is_member: chunk.kind == ChunkKind::Member,
+        })
+        .collect();
+    Shared(Arc::new(signatures))
+}
+
+/// The signatures of a file's groups, in order. An edit inside a body changes the outline but
+/// not this list, so salsa backdates it and the environment is not rebuilt.
+#[salsa::tracked(returns(ref))]
+pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Shared<Vec<ChunkSig>>> {
+    outline(db, file)
+        .groups
+        .iter()
+        .map(|placed| group_signature(db, placed.group).clone())
+        .collect()
+}
+
+/// A shared value compared by pointer first: an unchanged group's memoised signature is the same
 /// allocation in every revision, so comparing a file's signatures after an edit costs one pointer
-/// comparison per unchanged chunk instead of a walk of its syntax tree.
+/// comparison per unchanged group instead of a walk of its syntax trees.
 #[derive(Clone, Debug)]
 pub struct Shared<T>(pub Arc<T>);
 
@@ -183,54 +300,87 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
             path: file.path(db).clone(),
             chunks: file_signature(db, *file)
                 .iter()
-                .map(|sig| &*sig.0)
+                .flat_map(|group| group.0.iter())
                 .collect(),
         })
         .collect();
     Arc::new(env::build(&files, inputs.signatures(db)))
 }
 
-/// Checks and lowers one chunk in the scope of a module.
+/// The checks of a group's chunks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupCheck {
+    /// Each chunk's check and lowering, in order; their diagnostics are moved into the group's.
+    pub chunks: Vec<ChunkCheck>,
+    /// The chunks' diagnostics, syntax errors first for each chunk, with spans relative to the
+    /// group: one list, so that a file's diagnostics read one per group.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The chunks' facts, in order, shared so that collecting them per file is one pointer per
+    /// group.
+    pub facts: Arc<Vec<Arc<Facts>>>,
+}
+
+/// Checks and lowers the chunks of one group in the scope of a module.
 #[salsa::tracked(returns(ref))]
-pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
+pub fn check_group(db: &dyn salsa::Database, key: GroupKey) -> GroupCheck {
     let context = key.context(db);
     let inputs = context.inputs(db);
     let env = environment(db, inputs);
+    let group = key.group(db);
+    let chunks = group.chunks(db);
     let Some(scope) = env.scopes.get(context.module(db)) else {
-        return ChunkCheck::default();
+        let checks = vec![ChunkCheck::default(); chunks.len()];
+        let facts = checks.iter().map(|check| check.facts.clone()).collect();
+        return GroupCheck {
+            chunks: checks,
+            diagnostics: Vec::new(),
+            facts: Arc::new(facts),
+        };
     };
     let layer = context
         .layer(db)
         .as_deref()
         .and_then(|name| scope.layer(name));
-    let parsed = parsed(db, key.chunk(db));
-    let mut out = check::check_chunk(
-        scope,
-        inputs.signatures(db),
-        layer,
-        &parsed.items,
-        &parsed.members,
-    );
-    // The IR's spans are labelled with the key, so that what an analysis of a module's view
-    // reports can be placed in its file ([`cost`]).
-    out.label = salsa::plumbing::AsId::as_id(&key).index();
-    lower::label(&mut out.ir, out.label);
-    // A checker diagnostic that overlaps a syntax error is usually its consequence (an argument
-    // the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
-    let overlaps = |d: &Diagnostic| {
-        parsed
-            .errors
-            .iter()
-            .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
-    };
-    out.diagnostics.retain(|d| !overlaps(d));
-    // The chunk's syntax errors come first, so the file's diagnostics need one query per chunk.
-    out.diagnostics.splice(0..0, parsed.errors.iter().cloned());
+    let mut out = GroupCheck::default();
+    let mut facts = Vec::with_capacity(chunks.len());
+    for (index, (chunk, parsed)) in chunks.iter().zip(parsed_group(db, group)).enumerate() {
+        let mut check = check::check_chunk(
+            scope,
+            inputs.signatures(db),
+            (chunk.kind == ChunkKind::Member).then_some(layer).flatten(),
+            &parsed.items,
+            &parsed.members,
+        );
+        // The IR's spans are labelled with the chunk, so that what an analysis of a module's
+        // view reports can be placed in its file ([`cost`]).
+        check.label = salsa::plumbing::AsId::as_id(&ChunkLabel::new(db, key, index as u32)).index();
+        lower::label(&mut check.ir, check.label);
+        // A checker diagnostic that overlaps a syntax error is usually its consequence (an
+        // argument the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
+        let overlaps = |d: &Diagnostic| {
+            parsed
+                .errors
+                .iter()
+                .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
+        };
+        let found = std::mem::take(&mut check.diagnostics);
+        let shifted = |d: &Diagnostic| d.clone().shifted(chunk.start);
+        out.diagnostics.extend(parsed.errors.iter().map(shifted));
+        out.diagnostics.extend(
+            found
+                .into_iter()
+                .filter(|d| !overlaps(d))
+                .map(|d| d.shifted(chunk.start)),
+        );
+        facts.push(check.facts.clone());
+        out.chunks.push(check);
+    }
+    out.facts = Arc::new(facts);
     out
 }
 
 /// A file of a workspace: the key of the per-file queries. Never collected, for the same reason
-/// as [`Chunk`].
+/// as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct FileKey {
     /// The workspace.
@@ -239,29 +389,41 @@ pub struct FileKey {
     pub file: SourceFile,
 }
 
-/// The keys under which the chunks of a file are checked in their own module, by ordinal.
-#[salsa::tracked(returns(ref))]
-pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>> {
-    let (inputs, file) = (key.inputs(db), key.file(db));
+/// The layer of a group's member chunks, as the environment placed them.
+fn group_layer<'e>(
+    db: &dyn salsa::Database,
+    placed: &PlacedGroup,
+    layers: Option<&'e Vec<Option<String>>>,
+) -> Option<&'e String> {
+    let member = placed
+        .group
+        .chunks(db)
+        .iter()
+        .position(|chunk| chunk.kind == ChunkKind::Member)?;
+    layers?.get(placed.first as usize + member)?.as_ref()
+}
+
+/// The keys under which the groups of a file are checked in its module, or in `module` when
+/// given (a module whose program uses the file's), by group index; empty for a file the
+/// environment left out (its path is another file's module name).
+fn keys_of_groups(
+    db: &dyn salsa::Database,
+    inputs: Inputs,
+    file: SourceFile,
+    module: Option<&String>,
+) -> Vec<GroupKey> {
     let env = environment(db, inputs);
-    let Some(module) = env.file_modules.get(file.path(db)) else {
+    let Some(module) = module.or_else(|| env.file_modules.get(file.path(db))) else {
         return Vec::new();
     };
     let layers = env.chunk_layers.get(file.path(db));
-    // Consecutive chunks mostly share their layer, so the context is interned once per run.
+    // Consecutive groups mostly differ in their layer; the context is interned once per run.
     let mut current: Option<(Option<&String>, Context)> = None;
     outline(db, file)
-        .chunks
+        .groups
         .iter()
-        .enumerate()
-        .map(|(ordinal, (chunk, _))| {
-            let layer = if chunk.kind(db) == ChunkKind::Member {
-                layers
-                    .and_then(|layers| layers.get(ordinal))
-                    .and_then(Option::as_ref)
-            } else {
-                None
-            };
+        .map(|placed| {
+            let layer = group_layer(db, placed, layers);
             let context = match current {
                 Some((previous, context)) if previous == layer => context,
                 _ => {
@@ -270,19 +432,68 @@ pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>>
                     context
                 }
             };
-            Some(CheckKey::new(db, context, *chunk))
+            GroupKey::new(db, context, placed.group)
         })
         .collect()
 }
 
-/// The facts of a file's chunks, by ordinal. An edit that leaves references, uses and spans
-/// within members unchanged leaves this list equal, so the whole-program checks do not re-run.
+/// The keys under which the groups of a file are checked in their own module, by group index.
 #[salsa::tracked(returns(ref))]
-pub fn file_facts(db: &dyn salsa::Database, key: FileKey) -> Vec<(u32, Arc<Facts>)> {
-    own_keys(db, key)
+pub fn group_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<GroupKey> {
+    keys_of_groups(db, key.inputs(db), key.file(db), None)
+}
+
+/// One chunk of a file, with its parse.
+pub struct ChunkRef<'db> {
+    /// How it was parsed.
+    pub kind: ChunkKind,
+    /// Byte offset of its first byte in the file.
+    pub offset: u32,
+    /// Its text.
+    pub text: &'db str,
+    /// Its parse.
+    pub parsed: &'db ParsedChunk,
+    group: usize,
+    index: usize,
+}
+
+/// The chunk of `ordinal` in a file.
+pub fn chunk(db: &dyn salsa::Database, file: SourceFile, ordinal: u32) -> Option<ChunkRef<'_>> {
+    let outline = outline(db, file);
+    let (group, index) = outline.locate(ordinal)?;
+    let placed = outline.groups[group];
+    let span = *placed.group.chunks(db).get(index)?;
+    Some(ChunkRef {
+        kind: span.kind,
+        offset: placed.offset + span.start,
+        text: span.text(placed.group.text(db)),
+        parsed: parsed_group(db, placed.group).get(index)?,
+        group,
+        index,
+    })
+}
+
+/// The check of a chunk of a file in the file's own module; `None` for a file the environment
+/// left out.
+pub fn chunk_check<'db>(
+    db: &'db dyn salsa::Database,
+    key: FileKey,
+    chunk: &ChunkRef<'_>,
+) -> Option<&'db ChunkCheck> {
+    let group = *group_keys(db, key).get(chunk.group)?;
+    check_group(db, group).chunks.get(chunk.index)
+}
+
+/// The facts of a file's groups, by the ordinal of each group's first chunk. An edit that leaves
+/// references, uses and spans within members unchanged leaves this list equal, so the
+/// whole-program checks do not re-run.
+#[salsa::tracked(returns(ref))]
+pub fn file_facts(db: &dyn salsa::Database, key: FileKey) -> Vec<(u32, Arc<Vec<Arc<Facts>>>)> {
+    let outline = outline(db, key.file(db));
+    group_keys(db, key)
         .iter()
-        .enumerate()
-        .filter_map(|(ordinal, key)| Some((ordinal as u32, check_chunk(db, (*key)?).facts.clone())))
+        .zip(&outline.groups)
+        .map(|(key, placed)| (placed.first, check_group(db, *key).facts.clone()))
         .collect()
 }
 
@@ -292,8 +503,10 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
     let env = environment(db, inputs);
     let mut facts = Vec::new();
     for file in inputs.files(db) {
-        for (ordinal, chunk_facts) in file_facts(db, FileKey::new(db, inputs, *file)) {
-            facts.push((file.path(db).clone(), *ordinal, &**chunk_facts));
+        for (first, group) in file_facts(db, FileKey::new(db, inputs, *file)) {
+            for (index, chunk_facts) in group.iter().enumerate() {
+                facts.push((file.path(db).clone(), first + index as u32, &**chunk_facts));
+            }
         }
     }
     global::check(env, &facts)
@@ -305,22 +518,26 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     let (inputs, file) = (key.inputs(db), key.file(db));
     let path = file.path(db);
     let outline = outline(db, file);
-    let offset_of = |ordinal: u32| {
-        outline
-            .chunks
-            .get(ordinal as usize)
-            .map_or(0, |(_, offset)| *offset)
-    };
-    let keys = own_keys(db, key);
+    let keys = group_keys(db, key);
     let mut out = Vec::new();
-    for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
-        let diagnostics = match keys.get(ordinal).copied().flatten() {
-            Some(key) => &check_chunk(db, key).diagnostics,
+    for (index, placed) in outline.groups.iter().enumerate() {
+        match keys.get(index) {
+            Some(key) => out.extend(
+                check_group(db, *key)
+                    .diagnostics
+                    .iter()
+                    .map(|d| d.clone().shifted(placed.offset)),
+            ),
             // A file the environment left out (its path is another file's module name) is not
             // checked; its syntax errors are still reported.
-            None => &parsed(db, *chunk).errors,
-        };
-        out.extend(diagnostics.iter().map(|d| d.clone().shifted(*offset)));
+            None => {
+                let chunks = placed.group.chunks(db);
+                for (chunk, parsed) in chunks.iter().zip(parsed_group(db, placed.group)) {
+                    let offset = placed.offset + chunk.start;
+                    out.extend(parsed.errors.iter().map(|d| d.clone().shifted(offset)));
+                }
+            }
+        }
     }
     if outline.unclosed_layer {
         // The same words as the formatter's parse of the whole file.
@@ -335,7 +552,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
             .help("add the `}` that closes the layer after its last member"),
         );
     }
-    if outline.chunks.is_empty() {
+    if outline.groups.is_empty() {
         out.push(
             Diagnostic::new(
                 Code::EmptyFile,
@@ -348,12 +565,8 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     let env = environment(db, inputs);
     for located in env.diagnostics.iter().chain(global_checks(db, inputs)) {
         if located.file == *path {
-            out.push(
-                located
-                    .diagnostic
-                    .clone()
-                    .shifted(offset_of(located.ordinal)),
-            );
+            let offset = chunk_offset(db, outline, located.ordinal).unwrap_or_default();
+            out.push(located.diagnostic.clone().shifted(offset));
         }
     }
     if out.is_empty() {
@@ -403,10 +616,10 @@ pub fn program_files(db: &dyn salsa::Database, key: ModuleKey) -> Vec<String> {
 }
 
 /// A checked module's chunks, in program order, with their file index in [`program_files`], their
-/// offset in it, their layer and their check.
+/// offset in it, their layer, the key of their group and their check.
 struct ModuleChunks<'db> {
     scope: &'db Scope,
-    chunks: Vec<(u32, u32, Option<ir::LayerId>, &'db ChunkCheck)>,
+    chunks: Vec<(u32, u32, Option<ir::LayerId>, GroupKey, &'db ChunkCheck)>,
 }
 
 impl<'db> ModuleChunks<'db> {
@@ -414,7 +627,7 @@ impl<'db> ModuleChunks<'db> {
     fn placed(&self) -> Vec<lower::Placed<'db>> {
         self.chunks
             .iter()
-            .map(|(file, offset, layer, check)| lower::Placed {
+            .map(|(file, offset, layer, _, check)| lower::Placed {
                 file: *file,
                 offset: *offset,
                 layer: *layer,
@@ -468,36 +681,30 @@ fn module_chunks(
             continue;
         };
         let layers = env.chunk_layers.get(path);
-        // The chunks of the module's own file are checked under the keys the file's
+        // The groups of the module's own file are checked under the keys the file's
         // diagnostics already made; those of the modules it uses are keyed here.
-        let own = (env.file_modules.get(path) == Some(module))
-            .then(|| own_keys(db, FileKey::new(db, inputs, file)));
-        let mut current: Option<(Option<&String>, Context)> = None;
-        for (ordinal, (chunk, offset)) in outline(db, file).chunks.iter().enumerate() {
-            let layer_name = if chunk.kind(db) == ChunkKind::Member {
-                layers
-                    .and_then(|layers| layers.get(ordinal))
-                    .and_then(Option::as_ref)
-            } else {
-                None
-            };
-            let layer = layer_name.and_then(|name| scope.layer(name));
-            let key = match own.and_then(|keys| keys.get(ordinal).copied().flatten()) {
-                Some(key) => key,
-                None => {
-                    let context = match current {
-                        Some((previous, context)) if previous == layer_name => context,
-                        _ => {
-                            let context =
-                                Context::new(db, inputs, module.clone(), layer_name.cloned());
-                            current = Some((layer_name, context));
-                            context
-                        }
-                    };
-                    CheckKey::new(db, context, *chunk)
-                }
-            };
-            chunks.push((file_index as u32, *offset, layer, check_chunk(db, key)));
+        let keys = if env.file_modules.get(path) == Some(module) {
+            std::borrow::Cow::Borrowed(group_keys(db, FileKey::new(db, inputs, file)))
+        } else {
+            std::borrow::Cow::Owned(keys_of_groups(db, inputs, file, Some(module)))
+        };
+        for (placed, key) in outline(db, file).groups.iter().zip(keys.iter()) {
+            let layer = group_layer(db, placed, layers).and_then(|name| scope.layer(name));
+            let spans = placed.group.chunks(db);
+            for (span, check) in spans.iter().zip(&check_group(db, *key).chunks) {
+                let layer = if span.kind == ChunkKind::Member {
+                    layer
+                } else {
+                    None
+                };
+                chunks.push((
+                    file_index as u32,
+                    placed.offset + span.start,
+                    layer,
+                    *key,
+                    check,
+                ));
+            }
         }
     }
     Ok(ModuleChunks { scope, chunks })
@@ -532,12 +739,7 @@ pub fn program(
                 .unwrap_or_default();
             let offset = by_path
                 .get(&info.at.file)
-                .and_then(|f| {
-                    outline(db, *f)
-                        .chunks
-                        .get(info.at.ordinal as usize)
-                        .map(|(_, o)| *o)
-                })
+                .and_then(|f| chunk_offset(db, outline(db, *f), info.at.ordinal))
                 .unwrap_or_default();
             SrcSpan {
                 file: file as u32,
@@ -563,7 +765,9 @@ pub fn program(
 ///
 /// It reads the module's chunk checks through a [`lower::View`], its game's declared bounds and
 /// the limit: an edit re-runs the analysis, but neither clones the chunks' IR nor moves their
-/// spans, and the report only changes when a bound or a reported span does.
+/// spans, and the report only changes when a bound or a reported span does. The analyses of
+/// the computed values come from [`layer_cost`], per layer and state: after an edit inside one
+/// member, only its layer's are made again.
 #[salsa::tracked(returns(ref))]
 pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<Diagnostic>> {
     let module = key.module(db);
@@ -579,9 +783,35 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
             ]);
         }
     };
-    let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit))
+    // Each group of chunks belongs to one cost group: a layer's, or the items'.
+    let mut groups = vec![Vec::new(); parts.scope.layers.len() + 1];
+    let mut previous = None;
+    for (index, (_, _, _, group, _)) in parts.chunks.iter().enumerate() {
+        if previous == Some(*group) {
+            continue;
+        }
+        previous = Some(*group);
+        let cost_group = parts.chunks[index..]
+            .iter()
+            .take_while(|(_, _, _, other, _)| other == group)
+            .find_map(|(_, _, layer, _, _)| *layer)
+            .map_or(0, |l| l.index() + 1);
+        if let Some(keys) = groups.get_mut(cost_group) {
+            keys.push(*group);
+        }
+    }
+    let kept = ModuleSummaries {
+        db,
+        module: key,
+        layout: cost_layout(db, key),
+        groups,
+        contexts: RefCell::default(),
+        plans: RefCell::default(),
+        kept: RefCell::default(),
+    };
+    let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit, &kept))
         .map_err(|internal| vec![*internal])?;
-    // The analysis reports spans labelled by chunk (see `check_chunk`); each is moved into its
+    // The analysis reports spans labelled by chunk (see `check_group`); each is moved into its
     // file here, and the lists sorted again in file order. Most reports name no span, so the
     // table of places is made only for one that does.
     let places: std::collections::HashMap<u32, (u32, u32)> = if report.over.is_empty() {
@@ -590,7 +820,7 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
         parts
             .chunks
             .iter()
-            .map(|(file, offset, _, check)| (check.label, (*file, *offset)))
+            .map(|(file, offset, _, _, check)| (check.label, (*file, *offset)))
             .collect()
     };
     let place = |over: &mut Vec<(SrcSpan, u64)>| {
@@ -610,6 +840,366 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
     }
     place(&mut report.over);
     Ok(report)
+}
+
+/// The cost group of each computed value, function and tunable of a module, by id: 0 for the
+/// items (the definitions outside layers, of every file of the program), `l + 1` for the members
+/// of layer `l`. Read from the environment, so that an edit inside a body leaves it alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CostLayout {
+    /// The group of each computed value.
+    pub computed: Vec<u32>,
+    /// The group of each function.
+    pub fns: Vec<u32>,
+    /// The group of each tunable.
+    pub tunables: Vec<u32>,
+}
+
+/// The cost groups of a module's definitions ([`CostLayout`]).
+#[salsa::tracked(returns(ref))]
+pub fn cost_layout(db: &dyn salsa::Database, key: ModuleKey) -> CostLayout {
+    fn place(slots: &mut Vec<u32>, id: u32, group: u32) {
+        let id = id as usize;
+        if slots.len() <= id {
+            slots.resize(id + 1, 0);
+        }
+        slots[id] = group;
+    }
+    let mut layout = CostLayout::default();
+    let env = environment(db, key.inputs(db));
+    let Some(scope) = env.scopes.get(key.module(db)) else {
+        return layout;
+    };
+    for (index, layer) in scope.layers.iter().enumerate() {
+        let group = index as u32 + 1;
+        for entry in layer.members.values() {
+            match &entry.def {
+                env::MemberDef::Computed(id, _) => place(&mut layout.computed, id.0, group),
+                env::MemberDef::Fn(info) => place(&mut layout.fns, info.id.0, group),
+                env::MemberDef::Tunable(id, ..) => place(&mut layout.tunables, id.0, group),
+                env::MemberDef::State(..) | env::MemberDef::Action(..) => {}
+            }
+        }
+    }
+    layout
+}
+
+/// Groups of chunks named by their keys, interned: the content of a cost group, so that what is
+/// worked out from a cost group's chunks is keyed on what they are, not on where they sit. Never
+/// collected, for the same reason as [`Group`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Chunks {
+    /// The groups' keys.
+    #[returns(ref)]
+    pub keys: Vec<GroupKey>,
+}
+
+/// What the bodies of a group of chunks read outside themselves, per body.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct LayerReads {
+    /// What the computed values and constants read, together.
+    values: crate::cost::Needs,
+    /// What each function reads, by id.
+    fns: Vec<(ir::FnId, crate::cost::Needs)>,
+}
+
+/// What the bodies of some chunks read ([`LayerReads`]).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn layer_reads(db: &dyn salsa::Database, chunks: Chunks) -> LayerReads {
+    let mut reads = LayerReads::default();
+    for check in chunks
+        .keys(db)
+        .iter()
+        .flat_map(|key| &check_group(db, *key).chunks)
+    {
+        let ir = &check.ir;
+        for (_, def) in &ir.computed {
+            crate::visit::Visit::expr(&mut reads.values, &def.body.expr);
+        }
+        for (_, def) in &ir.consts {
+            crate::visit::Visit::expr(&mut reads.values, &def.value.expr);
+        }
+        for (id, def) in &ir.fns {
+            let mut needs = crate::cost::Needs::default();
+            crate::visit::Visit::expr(&mut needs, &def.body.expr);
+            reads.fns.push((*id, needs));
+        }
+    }
+    reads.fns.sort_by_key(|(id, _)| *id);
+    reads
+}
+
+/// What [`layer_cost`] is keyed on: everything the analyses of a cost group's computed values
+/// read. An edit inside another group's body leaves it equal, so the analyses are reused; a
+/// chunk that moves in its file keeps its key, and spans are chunk-relative and labelled by
+/// chunk, so the analyses do not move either.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub(crate) struct LayerState {
+    /// The module.
+    pub(crate) module: ModuleKey,
+    /// The group's own chunks.
+    pub(crate) own: Chunks,
+    /// The chunks of the items and of the groups whose functions and tunables the group's
+    /// bodies use.
+    pub(crate) others: Chunks,
+    /// The shapes of the state slots the bodies read, by slot.
+    #[returns(ref)]
+    pub(crate) state: Vec<(u32, crate::cost::Shape)>,
+    /// The shapes of the computed values of lower groups the bodies read, by id: a body reads
+    /// only the shape of another group's value (its work is counted where it is evaluated).
+    #[returns(ref)]
+    pub(crate) lower: Vec<(u32, crate::cost::Shape)>,
+}
+
+/// The analyses of a cost group's computed values in one state, by id, with what each body
+/// reads directly ([`crate::cost::summarise`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct LayerCost {
+    computed: Vec<(ir::ComputedId, crate::cost::Analysed, crate::cost::Reach)>,
+}
+
+impl LayerCost {
+    fn get(&self, c: ir::ComputedId) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let at = self
+            .computed
+            .binary_search_by_key(&c, |(id, _, _)| *id)
+            .ok()?;
+        let (_, done, reads) = &self.computed[at];
+        Some((done.clone(), reads.clone()))
+    }
+}
+
+/// The analyses of one cost group's computed values in one state of the slots. It reads only
+/// what its key names ([`LayerState`]), the module's scope (for its enums), the game's bounds
+/// and the limit.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Arc<LayerCost>> {
+    let module = key.module(db);
+    let inputs = module.inputs(db);
+    let env = environment(db, inputs);
+    let scope = env.scopes.get(module.module(db))?;
+    let checks = |chunks: Chunks| -> Vec<&ChunkCheck> {
+        chunks
+            .keys(db)
+            .iter()
+            .flat_map(|key| &check_group(db, *key).chunks)
+            .collect()
+    };
+    let (own, others) = (checks(key.own(db)), checks(key.others(db)));
+    let mut parts = lower::Parts {
+        items: others.iter().map(|check| &check.ir).collect(),
+        computed: Default::default(),
+        fns: Default::default(),
+        tunables: Default::default(),
+    };
+    let mut ids = Vec::new();
+    for check in own.iter().chain(&others) {
+        parts
+            .fns
+            .extend(check.ir.fns.iter().map(|(id, def)| (id.0, def)));
+        parts
+            .tunables
+            .extend(check.ir.tunables.iter().map(|(id, def)| (id.0, def)));
+    }
+    for check in &own {
+        for (id, def) in &check.ir.computed {
+            parts.computed.insert(id.0, def);
+            ids.push(*id);
+        }
+    }
+    ids.sort();
+    let view = lower::partial(scope, parts).ok()?;
+    // The slots the group does not read keep the shape of no value; none of its bodies sees it.
+    let mut state = Vec::new();
+    for (slot, shape) in key.state(db) {
+        let slot = *slot as usize;
+        if state.len() <= slot {
+            state.resize(slot + 1, crate::cost::Shape::default());
+        }
+        state[slot] = shape.clone();
+    }
+    let computed = crate::cost::summarise(
+        &view,
+        &ids,
+        state,
+        game_bounds(db, module),
+        inputs.cost_limit(db),
+        &LowerShapes(key.lower(db)),
+    );
+    Some(Arc::new(LayerCost { computed }))
+}
+
+/// The shapes of lower groups' computed values, as a group's analysis ([`layer_cost`]) reads
+/// them.
+struct LowerShapes<'a>(&'a [(u32, crate::cost::Shape)]);
+
+impl crate::cost::Summaries for LowerShapes<'_> {
+    fn context(&self, _: &[crate::cost::Shape]) -> u32 {
+        // The state of a group's analysis is its key's.
+        0
+    }
+
+    fn get(
+        &self,
+        c: ir::ComputedId,
+        _: u32,
+    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let at = self.0.binary_search_by_key(&c.0, |(id, _)| *id).ok()?;
+        Some((
+            crate::cost::Analysed::of_shape(self.0[at].1.clone()),
+            crate::cost::Reach::default(),
+        ))
+    }
+}
+
+/// The analyses the module's analysis ([`cost`]) reads: every group's, in each state the
+/// analysis names.
+struct ModuleSummaries<'db> {
+    db: &'db dyn salsa::Database,
+    module: ModuleKey,
+    layout: &'db CostLayout,
+    /// The keys of the module's groups of chunks by cost group ([`CostLayout`]).
+    groups: Vec<Vec<GroupKey>>,
+    /// The states named so far, by number.
+    contexts: RefCell<Vec<Vec<crate::cost::Shape>>>,
+    /// What each group's analyses read, worked out at its first use.
+    plans: RefCell<FxHashMap<u32, Option<Arc<LayerPlan>>>>,
+    /// The groups' analyses fetched so far, by group and state number; `None` for a group that
+    /// is analysed with its module.
+    kept: RefCell<FxHashMap<(u32, u32), Option<&'db LayerCost>>>,
+}
+
+/// What the analyses of one group read, whatever the state: the parts of its [`LayerState`]
+/// that do not depend on the state, and which slots and lower values to take from it.
+struct LayerPlan {
+    own: Chunks,
+    others: Chunks,
+    /// The state slots the bodies read, sorted.
+    states: Vec<u32>,
+    /// The computed values of lower groups the bodies read, sorted, with their groups.
+    lower: Vec<(ir::ComputedId, u32)>,
+}
+
+impl<'db> ModuleSummaries<'db> {
+    /// What `group`'s analyses read, or `None` when the group cannot be analysed apart from its
+    /// module: a body it analyses makes a preview (`sim.next`, which walks the whole module) or
+    /// reads a computed value of a higher group (reading only lower ones keeps the keys finite).
+    fn plan(&self, group: u32) -> Option<Arc<LayerPlan>> {
+        if let Some(plan) = self.plans.borrow().get(&group) {
+            return plan.clone();
+        }
+        let plan = self.make_plan(group).map(Arc::new);
+        self.plans.borrow_mut().insert(group, plan.clone());
+        plan
+    }
+
+    fn make_plan(&self, group: u32) -> Option<LayerPlan> {
+        let db = self.db;
+        let chunks = |g: u32| -> Chunks {
+            Chunks::new(db, self.groups.get(g as usize).cloned().unwrap_or_default())
+        };
+        let own = chunks(group);
+        let mut needs = crate::cost::Needs::default();
+        needs.extend(&layer_reads(db, own).values);
+        needs.extend(&layer_reads(db, chunks(0)).values);
+        // The functions the bodies call, and those they call in turn, each read in its group.
+        let mut others = BTreeSet::from([0]);
+        let mut seen = BTreeSet::new();
+        while let Some(f) = needs.fns.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            let home = *self.layout.fns.get(f.index())?;
+            others.insert(home);
+            let reads = layer_reads(db, chunks(home));
+            let at = reads.fns.binary_search_by_key(&f, |(id, _)| *id).ok()?;
+            needs.extend(&reads.fns[at].1);
+        }
+        if needs.preview {
+            return None;
+        }
+        for t in &needs.tunables {
+            others.insert(*self.layout.tunables.get(t.index())?);
+        }
+        others.remove(&group);
+        let others: Vec<GroupKey> = others
+            .into_iter()
+            .flat_map(|g| self.groups.get(g as usize).into_iter().flatten().copied())
+            .collect();
+        let read: BTreeSet<ir::ComputedId> = needs.computed.iter().copied().collect();
+        let mut lower = Vec::new();
+        for c in read {
+            let home = *self.layout.computed.get(c.index())?;
+            if home > group {
+                return None;
+            }
+            if home < group {
+                lower.push((c, home));
+            }
+        }
+        let states: BTreeSet<u32> = needs.states.iter().map(|s| s.0).collect();
+        Some(LayerPlan {
+            own,
+            others: Chunks::new(db, others),
+            states: states.into_iter().collect(),
+            lower,
+        })
+    }
+
+    /// The analyses of `group` in the state numbered `context`; `None` for a group analysed
+    /// with its module ([`ModuleSummaries::plan`]).
+    fn group(&self, group: u32, context: u32) -> Option<&'db LayerCost> {
+        if let Some(kept) = self.kept.borrow().get(&(group, context)) {
+            return *kept;
+        }
+        let kept = self.analyse(group, context);
+        self.kept.borrow_mut().insert((group, context), kept);
+        kept
+    }
+
+    fn analyse(&self, group: u32, context: u32) -> Option<&'db LayerCost> {
+        let db = self.db;
+        let plan = self.plan(group)?;
+        let mut lower = Vec::with_capacity(plan.lower.len());
+        for (c, home) in &plan.lower {
+            let (done, _) = self.group(*home, context)?.get(*c)?;
+            lower.push((c.0, done.shape().clone()));
+        }
+        let state: Vec<(u32, crate::cost::Shape)> = {
+            let contexts = self.contexts.borrow();
+            let full = contexts.get(context as usize)?;
+            plan.states
+                .iter()
+                .map(|s| (*s, full.get(*s as usize).cloned().unwrap_or_default()))
+                .collect()
+        };
+        let key = LayerState::new(db, self.module, plan.own, plan.others, state, lower);
+        layer_cost(db, key).as_deref()
+    }
+}
+
+impl crate::cost::Summaries for ModuleSummaries<'_> {
+    fn context(&self, state: &[crate::cost::Shape]) -> u32 {
+        // The analysis returns to states it met (rounds that start from equal shapes): they
+        // keep their number, so their groups' analyses are fetched once.
+        let mut contexts = self.contexts.borrow_mut();
+        match contexts.iter().position(|known| known.as_slice() == state) {
+            Some(at) => at as u32,
+            None => {
+                contexts.push(state.to_vec());
+                (contexts.len() - 1) as u32
+            }
+        }
+    }
+
+    fn get(
+        &self,
+        c: ir::ComputedId,
+        context: u32,
+    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let group = *self.layout.computed.get(c.index())?;
+        self.group(group, context)?.get(c)
+    }
 }
 
 /// The query bounds declared by the game of a module, by query. A query of its own so that the
@@ -719,7 +1309,16 @@ pub(crate) fn guarded<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Box<D
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
-    log: Arc<Mutex<Option<Vec<String>>>>,
+    log: Arc<Mutex<Option<QueryLog>>>,
+}
+
+/// What a database made with [`Database::with_log`] records, as `query_name(id)` strings.
+#[derive(Default)]
+struct QueryLog {
+    /// The queries executed.
+    executed: Vec<String>,
+    /// The memoised values found still valid without executing their query.
+    validated: Vec<String>,
 }
 
 impl Default for Database {
@@ -733,16 +1332,25 @@ impl Default for Database {
 }
 
 impl Database {
-    /// A database that can record which queries execute (see [`Database::start_log`]).
+    /// A database that can record which queries execute and which memoised values are
+    /// validated (see [`Database::start_log`]).
     pub fn with_log() -> Self {
-        let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let log: Arc<Mutex<Option<QueryLog>>> = Arc::default();
         let sink = log.clone();
         let callback = move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind
-                && let Ok(mut guard) = sink.lock()
+            let (list, key): (fn(&mut QueryLog) -> &mut Vec<String>, _) = match event.kind {
+                salsa::EventKind::WillExecute { database_key } => {
+                    (|log| &mut log.executed, database_key)
+                }
+                salsa::EventKind::DidValidateMemoizedValue { database_key } => {
+                    (|log| &mut log.validated, database_key)
+                }
+                _ => return,
+            };
+            if let Ok(mut guard) = sink.lock()
                 && let Some(log) = guard.as_mut()
             {
-                log.push(format!("{database_key:?}"));
+                list(log).push(format!("{key:?}"));
             }
         };
         Self {
@@ -756,19 +1364,32 @@ impl Database {
 impl salsa::Database for Database {}
 
 impl Database {
-    /// Starts recording which queries execute; only a database made with
-    /// [`Database::with_log`] records anything.
+    /// Starts recording which queries execute and which memoised values are validated; only a
+    /// database made with [`Database::with_log`] records anything.
     pub fn start_log(&self) {
         if let Ok(mut guard) = self.log.lock() {
-            *guard = Some(Vec::new());
+            *guard = Some(QueryLog::default());
         }
     }
 
     /// The queries executed since [`Database::start_log`] or the previous call, as
     /// `query_name(id)` strings.
     pub fn take_log(&self) -> Vec<String> {
+        self.take(|log| &mut log.executed)
+    }
+
+    /// The memoised values validated without executing their query since
+    /// [`Database::start_log`] or the previous call, as `query_name(id)` strings.
+    pub fn take_validated(&self) -> Vec<String> {
+        self.take(|log| &mut log.validated)
+    }
+
+    fn take(&self, list: impl FnOnce(&mut QueryLog) -> &mut Vec<String>) -> Vec<String> {
         match self.log.lock() {
-            Ok(mut guard) => guard.as_mut().map(std::mem::take).unwrap_or_default(),
+            Ok(mut guard) => guard
+                .as_mut()
+                .map(|log| std::mem::take(list(log)))
+                .unwrap_or_default(),
             Err(_) => Vec::new(),
         }
     }

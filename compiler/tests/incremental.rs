@@ -57,15 +57,15 @@ fn editing_one_computed_body_rechecks_only_that_member() {
 
     let log = workspace.database().take_log();
     let ran = counts(&log);
-    // The edited file is split again, and only the edited member is parsed and checked.
+    // The edited file is split again, and only the edited member's group is parsed and checked.
     assert_eq!(ran.get("outline"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("parsed"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("chunk_signature"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("parsed_group"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("group_signature"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("check_group"), Some(&1), "{log:#?}");
     // The file's signatures and facts are collected again but come out equal, so neither the
     // environment nor the whole-program checks re-run, and the other file is not looked at.
     assert_eq!(ran.get("file_signature"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("own_keys"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("group_keys"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("file_facts"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("environment"), None, "{log:#?}");
     assert_eq!(ran.get("global_checks"), None, "{log:#?}");
@@ -75,7 +75,11 @@ fn editing_one_computed_body_rechecks_only_that_member() {
     assert_eq!(ran.get("program"), None, "{log:#?}");
     assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("cost_diagnostics"), Some(&1), "{log:#?}");
-    assert_eq!(ran.len(), 10, "no other query runs: {log:#?}");
+    // Of its analyses per layer, only those of the computed values of the edited layer, whose
+    // chunks are new, are made again.
+    assert_eq!(ran.get("layer_reads"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("layer_cost"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 12, "no other query runs: {log:#?}");
 }
 
 #[test]
@@ -175,8 +179,8 @@ fn editing_a_declared_type_rechecks_the_readers() {
     assert!(codes.contains(&"E0207"), "{codes:?}");
 
     let ran = counts(&workspace.database().take_log());
-    // A signature changed: every member of the workspace is checked again.
-    assert!(ran.get("check_chunk").copied().unwrap_or(0) > 1, "{ran:?}");
+    // A signature changed: every group of the workspace is checked again.
+    assert!(ran.get("check_group").copied().unwrap_or(0) > 1, "{ran:?}");
 }
 
 #[test]
@@ -220,7 +224,7 @@ fn layered(layers: usize) -> String {
 
 #[test]
 fn a_body_edit_reruns_the_same_queries_whatever_the_size_of_the_file() {
-    // The queries an edit re-runs must not grow with the file: per chunk, only the edited one
+    // The queries an edit re-runs must not grow with the file: only the edited member's group
     // is parsed and checked; the rest are the per-file and whole-program collections.
     let mut ran_by_size = Vec::new();
     for layers in [3, 30] {
@@ -240,11 +244,69 @@ fn a_body_edit_reruns_the_same_queries_whatever_the_size_of_the_file() {
         assert_eq!(workspace.diagnostics(), Vec::new());
         let log = workspace.database().take_log();
         let ran = counts(&log);
-        assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
+        assert_eq!(ran.get("check_group"), Some(&1), "{log:#?}");
         assert_eq!(ran.get("program"), None, "{log:#?}");
         ran_by_size.push(ran);
     }
     assert_eq!(ran_by_size[0], ran_by_size[1]);
+}
+
+#[test]
+fn a_body_edit_validates_one_memo_per_group_not_per_member() {
+    // After an edit that moves every later member, each unchanged layer's check is found valid
+    // as one memo: the validations grow by a few per layer (its check, parse and signature),
+    // not by one or more per chunk (a layer of `layered` has six). The edited layer's group is
+    // the one check that executes.
+    let mut validated_by_size = Vec::new();
+    for layers in [3, 30] {
+        let text = layered(layers);
+        let mut workspace = Workspace::with_query_log(SignatureSet::default());
+        workspace.set_file("layered.harness", &text);
+        assert_eq!(workspace.diagnostics(), Vec::new());
+        workspace.database().start_log();
+        workspace.set_file(
+            "layered.harness",
+            &text.replacen(
+                "computed a1: Int = count1 + 1",
+                "computed a1: Int = count1 + 1 + 1",
+                1,
+            ),
+        );
+        assert_eq!(workspace.diagnostics(), Vec::new());
+        let ran = counts(&workspace.database().take_log());
+        assert_eq!(ran.get("check_group"), Some(&1), "{ran:?}");
+        let validated = counts(&workspace.database().take_validated());
+        // Every group but the edited one: the other layers and the two items (the header and
+        // the constant), each a group of its own.
+        assert_eq!(
+            validated.get("check_group"),
+            Some(&(layers + 1)),
+            "{validated:?}"
+        );
+        // The cost bound keeps one analysis of each layer's computed values per state of the
+        // slots it meets ([`a_body_edit_analyses_again_only_the_computed_values_of_its_layer`]):
+        // those are validated per layer too, and counted apart.
+        let cost = ["layer_cost", "layer_reads"];
+        validated_by_size.push((
+            validated
+                .iter()
+                .filter(|(name, _)| !cost.contains(&name.as_str()))
+                .map(|(_, n)| n)
+                .sum::<usize>(),
+            validated.get("layer_reads").copied().unwrap_or(0),
+        ));
+    }
+    let per_layer = (validated_by_size[1].0 - validated_by_size[0].0) / 27;
+    assert!(
+        per_layer <= 3,
+        "{per_layer} memo validations per added layer: {validated_by_size:?}"
+    );
+    // What each layer's computed values read is validated once per layer.
+    assert_eq!(
+        validated_by_size[1].1 - validated_by_size[0].1,
+        27,
+        "{validated_by_size:?}"
+    );
 }
 
 #[test]
@@ -281,4 +343,40 @@ fn cost_diagnostics_follow_an_edit_that_moves_them() {
         spans(&before),
         "the edit moves the later expressions"
     );
+}
+
+/// The cost analysis is kept per layer: after an edit inside one member's body, only the
+/// computed values of its layer are analysed again (in each state of the slots the analysis
+/// meets), those of every other layer are reused, and the report is the one a fresh workspace
+/// gives for the edited text.
+#[test]
+fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
+    let layers = 30;
+    let text = layered(layers);
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file("layered.harness", &text);
+    workspace.database().start_log();
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let cold = counts(&workspace.database().take_log());
+    // The edit also changes how `count7` grows, a slot that only layer 7 reads.
+    let edited = text.replacen(
+        "computed a7: Int = count7 + 1",
+        "computed a7: Int = count7 + 1 + 1",
+        1,
+    );
+    workspace.set_file("layered.harness", &edited);
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let log = workspace.database().take_log();
+    let ran = counts(&log);
+    let (cold_groups, groups) = (cold["layer_cost"], ran["layer_cost"]);
+    assert_eq!(cold_groups, layers * groups, "{log:#?}");
+
+    let mut fresh = Workspace::new(SignatureSet::default());
+    fresh.set_file("layered.harness", &edited);
+    assert_eq!(workspace.cost("demo.layered"), fresh.cost("demo.layered"));
+    assert_ne!(workspace.cost("demo.layered"), {
+        let mut before = Workspace::new(SignatureSet::default());
+        before.set_file("layered.harness", &text);
+        before.cost("demo.layered")
+    });
 }
