@@ -84,6 +84,15 @@ impl CallSite {
             builds: true,
         }
     }
+
+    /// The site of a call of `name` with `args`, typed `ty` by the checker: a call whose
+    /// arguments cannot hold elements walks none, and one whose result cannot builds none.
+    pub(crate) fn of_call(name: &str, args: &[Expr], ty: &Ty, natives: &Natives) -> Self {
+        let mut site = CallSite::resolve(name, natives);
+        site.walks = args.iter().any(|arg| may_hold_elements(&arg.ty));
+        site.builds = may_hold_elements(ty);
+        site
+    }
 }
 
 /// Whether a value of type `ty` may be a string or a collection, the values the budgets count
@@ -133,12 +142,23 @@ pub(crate) struct CallSites {
 impl CallSites {
     /// Resolves every builtin call of `program` against `natives`.
     pub(crate) fn new(program: &Program, natives: &Natives) -> Self {
-        let mut walk = Walk {
+        let mut sites = CallSites::default();
+        Walk {
             natives,
-            sites: CallSites::default(),
-        };
-        walk.program(program);
-        walk.sites
+            sites: &mut sites,
+        }
+        .program(program);
+        sites
+    }
+
+    /// Adds the call sites of `e`, an expression outside the program that lives as long as the
+    /// sites do.
+    pub(crate) fn add(&mut self, e: &Expr, natives: &Natives) {
+        Walk {
+            natives,
+            sites: self,
+        }
+        .expr(e);
     }
 
     /// The site whose name is `name`, a name inside the program the sites were built from.
@@ -150,7 +170,7 @@ impl CallSites {
 /// A walk over every expression of a program, collecting its call sites.
 struct Walk<'a> {
     natives: &'a Natives,
-    sites: CallSites,
+    sites: &'a mut CallSites,
 }
 
 impl Walk<'_> {
@@ -257,9 +277,7 @@ impl Walk<'_> {
     fn expr_kind(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::CallBuiltin { name, args } => {
-                let mut site = CallSite::resolve(name, self.natives);
-                site.walks = args.iter().any(|arg| may_hold_elements(&arg.ty));
-                site.builds = may_hold_elements(&e.ty);
+                let site = CallSite::of_call(name, args, &e.ty, self.natives);
                 self.sites.sites.insert(name.as_ptr() as usize, site);
                 self.exprs(args);
             }
