@@ -1,24 +1,28 @@
 //! The salsa database and its queries.
 //!
 //! Inputs are the files ([`SourceFile`]) and the signature set ([`Inputs`]). The queries form a
-//! pipeline whose grain is the chunk, one item or layer member (see [`crate::split`]):
+//! pipeline whose grain is the group: a layer's header with its members, or one top-level item
+//! (see [`Group`]), each made of chunks, one item or layer member each (see [`crate::split`]):
 //!
 //! ```text
-//! outline(file) ─► parsed(chunk) ─► chunk_signature(chunk) ─► environment(inputs)
-//!                        │                                           │
-//!                        └────────────► check_chunk(key) ◄──────────┘
-//!                                              │
-//!                  global_checks(inputs), own_keys(file), file_diagnostics(file)
-//!                                              │
-//!                  program(module)     cost(module) ─► cost_diagnostics(inputs)
+//! outline(file) ─► parsed_group(group) ─► group_signature(group) ─► environment(inputs)
+//!                          │                                               │
+//!                          └──────────────► check_group(key) ◄─────────────┘
+//!                                                 │
+//!                  global_checks(inputs), group_keys(file), file_diagnostics(file)
+//!                                                 │
+//!                  program(module)        cost(module) ─► cost_diagnostics(inputs)
 //! ```
 //!
 //! `program` and `cost` both read a module's chunk checks: `program` assembles them into an
 //! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
 //! [`lower::View`], so the diagnostics never clone the module's IR.
 //!
-//! A chunk is interned by its text, so an edit inside one member produces one new chunk; the
-//! chunks of every other member keep their identity and their parses and checks are reused. The
+//! A group is interned by its text and the bounds of its chunks, both relative to its first
+//! byte, so an edit inside one member produces one new group; every other group keeps its
+//! identity, wherever the edit moved it, and its parse and check are reused. Spans stay relative
+//! to their chunk or group and are moved into the file only by the queries that report them. A
+//! re-check after an edit therefore verifies one memo per group, not one per chunk. The
 //! environment re-runs after every edit (it reads the outline) but its value only changes when a
 //! signature does, so salsa backdates it and the checks that depend on it stay valid.
 
@@ -38,7 +42,7 @@ use crate::ir::{self, SrcSpan};
 use crate::lower;
 use crate::parse::{self, ParsedChunk};
 use crate::signatures::SignatureSet;
-use crate::split::{self, ChunkKind};
+use crate::split::{self, ChunkKind, RawChunk};
 
 /// One source file.
 #[salsa::input(debug)]
@@ -64,106 +68,213 @@ pub struct Inputs {
     pub cost_limit: u64,
 }
 
-/// The text of one chunk, interned: equal texts are one chunk.
-///
-/// Interned chunks are never collected (`revisions = usize::MAX`): salsa's default would recycle
-/// a chunk that an edit's revision did not read, and with it the memoised parse and check that
-/// an incremental re-check is supposed to reuse. A workspace grows by one chunk per edited text.
-#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
-pub struct Chunk {
+/// The most chunks a group holds. An edit parses and checks its whole group again, so a long
+/// layer is cut into groups of this many chunks; a body edit keeps the number of chunks, and so
+/// where the cuts fall.
+const GROUP_CHUNKS: usize = 32;
+
+/// One chunk of a group: how to parse it and where it lies in the group's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkSpan {
     /// How to parse it.
     pub kind: ChunkKind,
-    /// The text.
-    #[returns(ref)]
-    pub text: String,
+    /// Byte offset of its first byte in the group.
+    pub start: u32,
+    /// Byte offset one past its last byte in the group.
+    pub end: u32,
 }
 
-/// Where a chunk is checked: the module whose program it belongs to and, for a member, its
-/// layer. Interned once per layer, so that keying every chunk on it hashes two ids, not two
-/// strings. Never collected, for the same reason as [`Chunk`].
+impl ChunkSpan {
+    /// The chunk's text in its group's text.
+    pub fn text(self, group: &str) -> &str {
+        &group[self.start as usize..self.end as usize]
+    }
+}
+
+/// A run of chunks that are parsed and checked together: a layer's header and its members (at
+/// most [`GROUP_CHUNKS`] of them; a longer layer continues in groups of members), or one
+/// top-level item. Interned by its text and its chunks' bounds, which are relative to its first
+/// byte: equal runs are one group wherever they sit in their file.
+///
+/// Interned groups are never collected (`revisions = usize::MAX`): salsa's default would recycle
+/// a group that an edit's revision did not read, and with it the memoised parse and check that
+/// an incremental re-check is supposed to reuse. A workspace grows by one group per edited text.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Group {
+    /// The text, from the first chunk's first byte to the last chunk's last byte.
+    #[returns(ref)]
+    pub text: String,
+    /// The chunks, in order.
+    #[returns(ref)]
+    pub chunks: Vec<ChunkSpan>,
+}
+
+/// Where a group is checked: the module whose program it belongs to and, for a layer's group,
+/// its layer. Interned once per layer, so that keying every group on it hashes two ids, not two
+/// strings. Never collected, for the same reason as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct Context {
     /// The workspace.
     pub inputs: Inputs,
-    /// The module whose scope the chunk is checked in.
+    /// The module whose scope the group is checked in.
     #[returns(ref)]
     pub module: String,
-    /// The layer of a member chunk.
+    /// The layer of the group's member chunks.
     #[returns(ref)]
     pub layer: Option<String>,
 }
 
-/// What a chunk check is keyed on: the chunk and where it is checked. Never collected, for the
-/// same reason as [`Chunk`].
+/// What a group check is keyed on: the group and where it is checked. Never collected, for the
+/// same reason as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
-pub struct CheckKey {
-    /// Where the chunk is checked.
+pub struct GroupKey {
+    /// Where the group is checked.
     pub context: Context,
-    /// The chunk.
-    pub chunk: Chunk,
+    /// The group.
+    pub group: Group,
 }
 
-/// A file split into chunks: each chunk and its offset in the file.
+/// One chunk of a checked group, interned so that its id labels the chunk's IR (see
+/// [`ChunkCheck::label`]). Never collected, for the same reason as [`Group`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct ChunkLabel {
+    /// The group check.
+    pub key: GroupKey,
+    /// The chunk's index in the group.
+    pub index: u32,
+}
+
+/// A group of a file's outline and where it sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacedGroup {
+    /// The group.
+    pub group: Group,
+    /// Byte offset of its first byte in the file.
+    pub offset: u32,
+    /// The ordinal of its first chunk among the file's chunks.
+    pub first: u32,
+}
+
+/// A file split into groups of chunks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outline {
-    /// The chunks in source order.
-    pub chunks: Vec<(Chunk, u32)>,
+    /// The groups in source order.
+    pub groups: Vec<PlacedGroup>,
+    /// How many chunks the groups hold; the chunks' ordinals run from 0 to this.
+    pub chunks: u32,
     /// True when the file ends inside a layer.
     pub unclosed_layer: bool,
 }
 
-/// Splits a file into chunks.
+impl Outline {
+    /// The index of the group that holds the chunk of `ordinal`, and the chunk's index in it.
+    pub fn locate(&self, ordinal: u32) -> Option<(usize, usize)> {
+        if ordinal >= self.chunks {
+            return None;
+        }
+        let group = self
+            .groups
+            .partition_point(|placed| placed.first <= ordinal)
+            .checked_sub(1)?;
+        Some((group, (ordinal - self.groups[group].first) as usize))
+    }
+}
+
+/// Splits a file into groups of chunks.
 #[salsa::tracked(returns(ref))]
 pub fn outline(db: &dyn salsa::Database, file: SourceFile) -> Outline {
-    let split = split::split(file.text(db));
-    let chunks = split
-        .chunks
-        .into_iter()
-        .map(|raw| (Chunk::new(db, raw.kind, raw.text), raw.offset))
-        .collect();
+    let text = file.text(db);
+    let split = split::split(text);
+    let mut groups = Vec::new();
+    let mut spans = Vec::new();
+    let mut place = |raws: &[RawChunk], first: usize| {
+        let (Some(head), Some(last)) = (raws.first(), raws.last()) else {
+            return;
+        };
+        spans.clear();
+        spans.extend(raws.iter().map(|raw| ChunkSpan {
+            kind: raw.kind,
+            start: raw.offset - head.offset,
+            end: raw.end - head.offset,
+        }));
+        let group_text = &text[head.offset as usize..last.end as usize];
+        groups.push(PlacedGroup {
+            group: Group::new(db, group_text, spans.as_slice()),
+            offset: head.offset,
+            first: first as u32,
+        });
+    };
+    let mut start = 0;
+    for (index, raw) in split.chunks.iter().enumerate() {
+        // A member joins the group of its layer's header, up to the size of a group.
+        let joins = raw.kind == ChunkKind::Member && index - start < GROUP_CHUNKS;
+        if !joins && index > start {
+            place(&split.chunks[start..index], start);
+            start = index;
+        }
+    }
+    place(&split.chunks[start..], start);
     Outline {
-        chunks,
+        groups,
+        chunks: split.chunks.len() as u32,
         unclosed_layer: split.unclosed_layer,
     }
 }
 
-/// Parses one chunk.
-#[salsa::tracked(returns(ref))]
-pub fn parsed(db: &dyn salsa::Database, chunk: Chunk) -> ParsedChunk {
-    parse::parse_chunk(chunk.kind(db), chunk.text(db))
+/// The byte offset in its file of the chunk of `ordinal`.
+pub fn chunk_offset(db: &dyn salsa::Database, outline: &Outline, ordinal: u32) -> Option<u32> {
+    let (group, index) = outline.locate(ordinal)?;
+    let placed = outline.groups[group];
+    let chunk = placed.group.chunks(db).get(index)?;
+    Some(placed.offset + chunk.start)
 }
 
-/// The signature of a chunk: its declarations with bodies stripped.
+/// Parses the chunks of a group, each on its own: spans are relative to the chunk.
 #[salsa::tracked(returns(ref))]
-pub fn chunk_signature(db: &dyn salsa::Database, chunk: Chunk) -> Arc<ChunkSig> {
-    let parsed = parsed(db, chunk);
-    Arc::new(ChunkSig {
-        header: parsed.header.as_ref().map(env::path_text),
-        header_span: parsed.header.as_ref().map(|h| h.span).unwrap_or_default(),
-        items: parsed.items.iter().map(env::strip_item).collect(),
-        members: parsed
-            .members
-            .iter()
-            .filter_map(env::strip_member)
-            .collect(),
-        is_member: chunk.kind(db) == ChunkKind::Member,
-    })
-}
-
-/// The signatures of a file's chunks, in order. An edit inside a body changes the outline but
-/// not this list, so salsa backdates it and the environment is not rebuilt.
-#[salsa::tracked(returns(ref))]
-pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Shared<ChunkSig>> {
-    outline(db, file)
-        .chunks
+pub fn parsed_group(db: &dyn salsa::Database, group: Group) -> Vec<ParsedChunk> {
+    let text = group.text(db);
+    group
+        .chunks(db)
         .iter()
-        .map(|(chunk, _)| Shared(chunk_signature(db, *chunk).clone()))
+        .map(|chunk| parse::parse_chunk(chunk.kind, chunk.text(text)))
         .collect()
 }
 
-/// A shared value compared by pointer first: an unchanged chunk's memoised signature is the same
+/// The signatures of a group's chunks: their declarations with bodies stripped.
+#[salsa::tracked(returns(ref))]
+pub fn group_signature(db: &dyn salsa::Database, group: Group) -> Shared<Vec<ChunkSig>> {
+    let signatures = parsed_group(db, group)
+        .iter()
+        .zip(group.chunks(db))
+        .map(|(parsed, chunk)| ChunkSig {
+            header: parsed.header.as_ref().map(env::path_text),
+            header_span: parsed.header.as_ref().map(|h| h.span).unwrap_or_default(),
+            items: parsed.items.iter().map(env::strip_item).collect(),
+            members: parsed
+                .members
+                .iter()
+                .filter_map(env::strip_member)
+                .collect(),
+            is_member: chunk.kind == ChunkKind::Member,
+        })
+        .collect();
+    Shared(Arc::new(signatures))
+}
+
+/// The signatures of a file's groups, in order. An edit inside a body changes the outline but
+/// not this list, so salsa backdates it and the environment is not rebuilt.
+#[salsa::tracked(returns(ref))]
+pub fn file_signature(db: &dyn salsa::Database, file: SourceFile) -> Vec<Shared<Vec<ChunkSig>>> {
+    outline(db, file)
+        .groups
+        .iter()
+        .map(|placed| group_signature(db, placed.group).clone())
+        .collect()
+}
+
+/// A shared value compared by pointer first: an unchanged group's memoised signature is the same
 /// allocation in every revision, so comparing a file's signatures after an edit costs one pointer
-/// comparison per unchanged chunk instead of a walk of its syntax tree.
+/// comparison per unchanged group instead of a walk of its syntax trees.
 #[derive(Clone, Debug)]
 pub struct Shared<T>(pub Arc<T>);
 
@@ -183,54 +294,87 @@ pub fn environment(db: &dyn salsa::Database, inputs: Inputs) -> Arc<Env> {
             path: file.path(db).clone(),
             chunks: file_signature(db, *file)
                 .iter()
-                .map(|sig| &*sig.0)
+                .flat_map(|group| group.0.iter())
                 .collect(),
         })
         .collect();
     Arc::new(env::build(&files, inputs.signatures(db)))
 }
 
-/// Checks and lowers one chunk in the scope of a module.
+/// The checks of a group's chunks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupCheck {
+    /// Each chunk's check and lowering, in order; their diagnostics are moved into the group's.
+    pub chunks: Vec<ChunkCheck>,
+    /// The chunks' diagnostics, syntax errors first for each chunk, with spans relative to the
+    /// group: one list, so that a file's diagnostics read one per group.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The chunks' facts, in order, shared so that collecting them per file is one pointer per
+    /// group.
+    pub facts: Arc<Vec<Arc<Facts>>>,
+}
+
+/// Checks and lowers the chunks of one group in the scope of a module.
 #[salsa::tracked(returns(ref))]
-pub fn check_chunk(db: &dyn salsa::Database, key: CheckKey) -> ChunkCheck {
+pub fn check_group(db: &dyn salsa::Database, key: GroupKey) -> GroupCheck {
     let context = key.context(db);
     let inputs = context.inputs(db);
     let env = environment(db, inputs);
+    let group = key.group(db);
+    let chunks = group.chunks(db);
     let Some(scope) = env.scopes.get(context.module(db)) else {
-        return ChunkCheck::default();
+        let checks = vec![ChunkCheck::default(); chunks.len()];
+        let facts = checks.iter().map(|check| check.facts.clone()).collect();
+        return GroupCheck {
+            chunks: checks,
+            diagnostics: Vec::new(),
+            facts: Arc::new(facts),
+        };
     };
     let layer = context
         .layer(db)
         .as_deref()
         .and_then(|name| scope.layer(name));
-    let parsed = parsed(db, key.chunk(db));
-    let mut out = check::check_chunk(
-        scope,
-        inputs.signatures(db),
-        layer,
-        &parsed.items,
-        &parsed.members,
-    );
-    // The IR's spans are labelled with the key, so that what an analysis of a module's view
-    // reports can be placed in its file ([`cost`]).
-    out.label = salsa::plumbing::AsId::as_id(&key).index();
-    lower::label(&mut out.ir, out.label);
-    // A checker diagnostic that overlaps a syntax error is usually its consequence (an argument
-    // the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
-    let overlaps = |d: &Diagnostic| {
-        parsed
-            .errors
-            .iter()
-            .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
-    };
-    out.diagnostics.retain(|d| !overlaps(d));
-    // The chunk's syntax errors come first, so the file's diagnostics need one query per chunk.
-    out.diagnostics.splice(0..0, parsed.errors.iter().cloned());
+    let mut out = GroupCheck::default();
+    let mut facts = Vec::with_capacity(chunks.len());
+    for (index, (chunk, parsed)) in chunks.iter().zip(parsed_group(db, group)).enumerate() {
+        let mut check = check::check_chunk(
+            scope,
+            inputs.signatures(db),
+            (chunk.kind == ChunkKind::Member).then_some(layer).flatten(),
+            &parsed.items,
+            &parsed.members,
+        );
+        // The IR's spans are labelled with the chunk, so that what an analysis of a module's
+        // view reports can be placed in its file ([`cost`]).
+        check.label = salsa::plumbing::AsId::as_id(&ChunkLabel::new(db, key, index as u32)).index();
+        lower::label(&mut check.ir, check.label);
+        // A checker diagnostic that overlaps a syntax error is usually its consequence (an
+        // argument the parser dropped, an operand it rebuilt): one mistake, one diagnostic.
+        let overlaps = |d: &Diagnostic| {
+            parsed
+                .errors
+                .iter()
+                .any(|e| d.span.start <= e.span.end && e.span.start <= d.span.end)
+        };
+        let found = std::mem::take(&mut check.diagnostics);
+        let shifted = |d: &Diagnostic| d.clone().shifted(chunk.start);
+        out.diagnostics.extend(parsed.errors.iter().map(shifted));
+        out.diagnostics.extend(
+            found
+                .into_iter()
+                .filter(|d| !overlaps(d))
+                .map(|d| d.shifted(chunk.start)),
+        );
+        facts.push(check.facts.clone());
+        out.chunks.push(check);
+    }
+    out.facts = Arc::new(facts);
     out
 }
 
 /// A file of a workspace: the key of the per-file queries. Never collected, for the same reason
-/// as [`Chunk`].
+/// as [`Group`].
 #[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
 pub struct FileKey {
     /// The workspace.
@@ -239,29 +383,41 @@ pub struct FileKey {
     pub file: SourceFile,
 }
 
-/// The keys under which the chunks of a file are checked in their own module, by ordinal.
-#[salsa::tracked(returns(ref))]
-pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>> {
-    let (inputs, file) = (key.inputs(db), key.file(db));
+/// The layer of a group's member chunks, as the environment placed them.
+fn group_layer<'e>(
+    db: &dyn salsa::Database,
+    placed: &PlacedGroup,
+    layers: Option<&'e Vec<Option<String>>>,
+) -> Option<&'e String> {
+    let member = placed
+        .group
+        .chunks(db)
+        .iter()
+        .position(|chunk| chunk.kind == ChunkKind::Member)?;
+    layers?.get(placed.first as usize + member)?.as_ref()
+}
+
+/// The keys under which the groups of a file are checked in its module, or in `module` when
+/// given (a module whose program uses the file's), by group index; empty for a file the
+/// environment left out (its path is another file's module name).
+fn keys_of_groups(
+    db: &dyn salsa::Database,
+    inputs: Inputs,
+    file: SourceFile,
+    module: Option<&String>,
+) -> Vec<GroupKey> {
     let env = environment(db, inputs);
-    let Some(module) = env.file_modules.get(file.path(db)) else {
+    let Some(module) = module.or_else(|| env.file_modules.get(file.path(db))) else {
         return Vec::new();
     };
     let layers = env.chunk_layers.get(file.path(db));
-    // Consecutive chunks mostly share their layer, so the context is interned once per run.
+    // Consecutive groups mostly differ in their layer; the context is interned once per run.
     let mut current: Option<(Option<&String>, Context)> = None;
     outline(db, file)
-        .chunks
+        .groups
         .iter()
-        .enumerate()
-        .map(|(ordinal, (chunk, _))| {
-            let layer = if chunk.kind(db) == ChunkKind::Member {
-                layers
-                    .and_then(|layers| layers.get(ordinal))
-                    .and_then(Option::as_ref)
-            } else {
-                None
-            };
+        .map(|placed| {
+            let layer = group_layer(db, placed, layers);
             let context = match current {
                 Some((previous, context)) if previous == layer => context,
                 _ => {
@@ -270,19 +426,68 @@ pub fn own_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<Option<CheckKey>>
                     context
                 }
             };
-            Some(CheckKey::new(db, context, *chunk))
+            GroupKey::new(db, context, placed.group)
         })
         .collect()
 }
 
-/// The facts of a file's chunks, by ordinal. An edit that leaves references, uses and spans
-/// within members unchanged leaves this list equal, so the whole-program checks do not re-run.
+/// The keys under which the groups of a file are checked in their own module, by group index.
 #[salsa::tracked(returns(ref))]
-pub fn file_facts(db: &dyn salsa::Database, key: FileKey) -> Vec<(u32, Arc<Facts>)> {
-    own_keys(db, key)
+pub fn group_keys(db: &dyn salsa::Database, key: FileKey) -> Vec<GroupKey> {
+    keys_of_groups(db, key.inputs(db), key.file(db), None)
+}
+
+/// One chunk of a file, with its parse.
+pub struct ChunkRef<'db> {
+    /// How it was parsed.
+    pub kind: ChunkKind,
+    /// Byte offset of its first byte in the file.
+    pub offset: u32,
+    /// Its text.
+    pub text: &'db str,
+    /// Its parse.
+    pub parsed: &'db ParsedChunk,
+    group: usize,
+    index: usize,
+}
+
+/// The chunk of `ordinal` in a file.
+pub fn chunk(db: &dyn salsa::Database, file: SourceFile, ordinal: u32) -> Option<ChunkRef<'_>> {
+    let outline = outline(db, file);
+    let (group, index) = outline.locate(ordinal)?;
+    let placed = outline.groups[group];
+    let span = *placed.group.chunks(db).get(index)?;
+    Some(ChunkRef {
+        kind: span.kind,
+        offset: placed.offset + span.start,
+        text: span.text(placed.group.text(db)),
+        parsed: parsed_group(db, placed.group).get(index)?,
+        group,
+        index,
+    })
+}
+
+/// The check of a chunk of a file in the file's own module; `None` for a file the environment
+/// left out.
+pub fn chunk_check<'db>(
+    db: &'db dyn salsa::Database,
+    key: FileKey,
+    chunk: &ChunkRef<'_>,
+) -> Option<&'db ChunkCheck> {
+    let group = *group_keys(db, key).get(chunk.group)?;
+    check_group(db, group).chunks.get(chunk.index)
+}
+
+/// The facts of a file's groups, by the ordinal of each group's first chunk. An edit that leaves
+/// references, uses and spans within members unchanged leaves this list equal, so the
+/// whole-program checks do not re-run.
+#[salsa::tracked(returns(ref))]
+pub fn file_facts(db: &dyn salsa::Database, key: FileKey) -> Vec<(u32, Arc<Vec<Arc<Facts>>>)> {
+    let outline = outline(db, key.file(db));
+    group_keys(db, key)
         .iter()
-        .enumerate()
-        .filter_map(|(ordinal, key)| Some((ordinal as u32, check_chunk(db, (*key)?).facts.clone())))
+        .zip(&outline.groups)
+        .map(|(key, placed)| (placed.first, check_group(db, *key).facts.clone()))
         .collect()
 }
 
@@ -292,8 +497,10 @@ pub fn global_checks(db: &dyn salsa::Database, inputs: Inputs) -> Vec<Located> {
     let env = environment(db, inputs);
     let mut facts = Vec::new();
     for file in inputs.files(db) {
-        for (ordinal, chunk_facts) in file_facts(db, FileKey::new(db, inputs, *file)) {
-            facts.push((file.path(db).clone(), *ordinal, &**chunk_facts));
+        for (first, group) in file_facts(db, FileKey::new(db, inputs, *file)) {
+            for (index, chunk_facts) in group.iter().enumerate() {
+                facts.push((file.path(db).clone(), first + index as u32, &**chunk_facts));
+            }
         }
     }
     global::check(env, &facts)
@@ -305,22 +512,26 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     let (inputs, file) = (key.inputs(db), key.file(db));
     let path = file.path(db);
     let outline = outline(db, file);
-    let offset_of = |ordinal: u32| {
-        outline
-            .chunks
-            .get(ordinal as usize)
-            .map_or(0, |(_, offset)| *offset)
-    };
-    let keys = own_keys(db, key);
+    let keys = group_keys(db, key);
     let mut out = Vec::new();
-    for (ordinal, (chunk, offset)) in outline.chunks.iter().enumerate() {
-        let diagnostics = match keys.get(ordinal).copied().flatten() {
-            Some(key) => &check_chunk(db, key).diagnostics,
+    for (index, placed) in outline.groups.iter().enumerate() {
+        match keys.get(index) {
+            Some(key) => out.extend(
+                check_group(db, *key)
+                    .diagnostics
+                    .iter()
+                    .map(|d| d.clone().shifted(placed.offset)),
+            ),
             // A file the environment left out (its path is another file's module name) is not
             // checked; its syntax errors are still reported.
-            None => &parsed(db, *chunk).errors,
-        };
-        out.extend(diagnostics.iter().map(|d| d.clone().shifted(*offset)));
+            None => {
+                let chunks = placed.group.chunks(db);
+                for (chunk, parsed) in chunks.iter().zip(parsed_group(db, placed.group)) {
+                    let offset = placed.offset + chunk.start;
+                    out.extend(parsed.errors.iter().map(|d| d.clone().shifted(offset)));
+                }
+            }
+        }
     }
     if outline.unclosed_layer {
         // The same words as the formatter's parse of the whole file.
@@ -335,7 +546,7 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
             .help("add the `}` that closes the layer after its last member"),
         );
     }
-    if outline.chunks.is_empty() {
+    if outline.groups.is_empty() {
         out.push(
             Diagnostic::new(
                 Code::EmptyFile,
@@ -348,12 +559,8 @@ pub fn file_diagnostics(db: &dyn salsa::Database, key: FileKey) -> Vec<Diagnosti
     let env = environment(db, inputs);
     for located in env.diagnostics.iter().chain(global_checks(db, inputs)) {
         if located.file == *path {
-            out.push(
-                located
-                    .diagnostic
-                    .clone()
-                    .shifted(offset_of(located.ordinal)),
-            );
+            let offset = chunk_offset(db, outline, located.ordinal).unwrap_or_default();
+            out.push(located.diagnostic.clone().shifted(offset));
         }
     }
     if out.is_empty() {
@@ -468,36 +675,24 @@ fn module_chunks(
             continue;
         };
         let layers = env.chunk_layers.get(path);
-        // The chunks of the module's own file are checked under the keys the file's
+        // The groups of the module's own file are checked under the keys the file's
         // diagnostics already made; those of the modules it uses are keyed here.
-        let own = (env.file_modules.get(path) == Some(module))
-            .then(|| own_keys(db, FileKey::new(db, inputs, file)));
-        let mut current: Option<(Option<&String>, Context)> = None;
-        for (ordinal, (chunk, offset)) in outline(db, file).chunks.iter().enumerate() {
-            let layer_name = if chunk.kind(db) == ChunkKind::Member {
-                layers
-                    .and_then(|layers| layers.get(ordinal))
-                    .and_then(Option::as_ref)
-            } else {
-                None
-            };
-            let layer = layer_name.and_then(|name| scope.layer(name));
-            let key = match own.and_then(|keys| keys.get(ordinal).copied().flatten()) {
-                Some(key) => key,
-                None => {
-                    let context = match current {
-                        Some((previous, context)) if previous == layer_name => context,
-                        _ => {
-                            let context =
-                                Context::new(db, inputs, module.clone(), layer_name.cloned());
-                            current = Some((layer_name, context));
-                            context
-                        }
-                    };
-                    CheckKey::new(db, context, *chunk)
-                }
-            };
-            chunks.push((file_index as u32, *offset, layer, check_chunk(db, key)));
+        let keys = if env.file_modules.get(path) == Some(module) {
+            std::borrow::Cow::Borrowed(group_keys(db, FileKey::new(db, inputs, file)))
+        } else {
+            std::borrow::Cow::Owned(keys_of_groups(db, inputs, file, Some(module)))
+        };
+        for (placed, key) in outline(db, file).groups.iter().zip(keys.iter()) {
+            let layer = group_layer(db, placed, layers).and_then(|name| scope.layer(name));
+            let spans = placed.group.chunks(db);
+            for (span, check) in spans.iter().zip(&check_group(db, *key).chunks) {
+                let layer = if span.kind == ChunkKind::Member {
+                    layer
+                } else {
+                    None
+                };
+                chunks.push((file_index as u32, placed.offset + span.start, layer, check));
+            }
         }
     }
     Ok(ModuleChunks { scope, chunks })
@@ -532,12 +727,7 @@ pub fn program(
                 .unwrap_or_default();
             let offset = by_path
                 .get(&info.at.file)
-                .and_then(|f| {
-                    outline(db, *f)
-                        .chunks
-                        .get(info.at.ordinal as usize)
-                        .map(|(_, o)| *o)
-                })
+                .and_then(|f| chunk_offset(db, outline(db, *f), info.at.ordinal))
                 .unwrap_or_default();
             SrcSpan {
                 file: file as u32,
@@ -581,7 +771,7 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
     };
     let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit))
         .map_err(|internal| vec![*internal])?;
-    // The analysis reports spans labelled by chunk (see `check_chunk`); each is moved into its
+    // The analysis reports spans labelled by chunk (see `check_group`); each is moved into its
     // file here, and the lists sorted again in file order. Most reports name no span, so the
     // table of places is made only for one that does.
     let places: std::collections::HashMap<u32, (u32, u32)> = if report.over.is_empty() {
@@ -719,7 +909,16 @@ pub(crate) fn guarded<T>(what: &str, run: impl FnOnce() -> T) -> Result<T, Box<D
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
-    log: Arc<Mutex<Option<Vec<String>>>>,
+    log: Arc<Mutex<Option<QueryLog>>>,
+}
+
+/// What a database made with [`Database::with_log`] records, as `query_name(id)` strings.
+#[derive(Default)]
+struct QueryLog {
+    /// The queries executed.
+    executed: Vec<String>,
+    /// The memoised values found still valid without executing their query.
+    validated: Vec<String>,
 }
 
 impl Default for Database {
@@ -733,16 +932,25 @@ impl Default for Database {
 }
 
 impl Database {
-    /// A database that can record which queries execute (see [`Database::start_log`]).
+    /// A database that can record which queries execute and which memoised values are
+    /// validated (see [`Database::start_log`]).
     pub fn with_log() -> Self {
-        let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let log: Arc<Mutex<Option<QueryLog>>> = Arc::default();
         let sink = log.clone();
         let callback = move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind
-                && let Ok(mut guard) = sink.lock()
+            let (list, key): (fn(&mut QueryLog) -> &mut Vec<String>, _) = match event.kind {
+                salsa::EventKind::WillExecute { database_key } => {
+                    (|log| &mut log.executed, database_key)
+                }
+                salsa::EventKind::DidValidateMemoizedValue { database_key } => {
+                    (|log| &mut log.validated, database_key)
+                }
+                _ => return,
+            };
+            if let Ok(mut guard) = sink.lock()
                 && let Some(log) = guard.as_mut()
             {
-                log.push(format!("{database_key:?}"));
+                list(log).push(format!("{key:?}"));
             }
         };
         Self {
@@ -756,19 +964,32 @@ impl Database {
 impl salsa::Database for Database {}
 
 impl Database {
-    /// Starts recording which queries execute; only a database made with
-    /// [`Database::with_log`] records anything.
+    /// Starts recording which queries execute and which memoised values are validated; only a
+    /// database made with [`Database::with_log`] records anything.
     pub fn start_log(&self) {
         if let Ok(mut guard) = self.log.lock() {
-            *guard = Some(Vec::new());
+            *guard = Some(QueryLog::default());
         }
     }
 
     /// The queries executed since [`Database::start_log`] or the previous call, as
     /// `query_name(id)` strings.
     pub fn take_log(&self) -> Vec<String> {
+        self.take(|log| &mut log.executed)
+    }
+
+    /// The memoised values validated without executing their query since
+    /// [`Database::start_log`] or the previous call, as `query_name(id)` strings.
+    pub fn take_validated(&self) -> Vec<String> {
+        self.take(|log| &mut log.validated)
+    }
+
+    fn take(&self, list: impl FnOnce(&mut QueryLog) -> &mut Vec<String>) -> Vec<String> {
         match self.log.lock() {
-            Ok(mut guard) => guard.as_mut().map(std::mem::take).unwrap_or_default(),
+            Ok(mut guard) => guard
+                .as_mut()
+                .map(|log| std::mem::take(list(log)))
+                .unwrap_or_default(),
             Err(_) => Vec::new(),
         }
     }

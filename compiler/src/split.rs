@@ -20,15 +20,24 @@ pub enum ChunkKind {
     Member,
 }
 
-/// One chunk: where it starts in the file and what it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One chunk: what it holds and where it lies in the file. The text stays in the file: a
+/// re-check after an edit splits the whole file again, and copying out every chunk's text would
+/// be most of that work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawChunk {
     /// How to parse it.
     pub kind: ChunkKind,
     /// Byte offset of its first byte in the file.
     pub offset: u32,
-    /// Its text.
-    pub text: String,
+    /// Byte offset one past its last byte in the file.
+    pub end: u32,
+}
+
+impl RawChunk {
+    /// The chunk's text in the file it was split from.
+    pub fn text(self, file: &str) -> &str {
+        &file[self.offset as usize..self.end as usize]
+    }
 }
 
 const ITEM_KEYWORDS: &[&str] = &[
@@ -183,7 +192,7 @@ pub fn split(text: &str) -> Split {
         chunks.push(RawChunk {
             kind,
             offset: start as u32,
-            text: piece.to_owned(),
+            end: end as u32,
         });
     }
     Split {
@@ -245,15 +254,9 @@ mod tests {
                 ChunkKind::Item
             ]
         );
-        assert!(chunks[2].text.starts_with("/// Docs.\nlayer"));
-        assert!(chunks[2].text.trim_end().ends_with('{'));
-        assert!(chunks[4].text.trim_end().ends_with("{ 2 }"));
-        for chunk in &chunks {
-            assert_eq!(
-                &text[chunk.offset as usize..][..chunk.text.len()],
-                chunk.text
-            );
-        }
+        assert!(chunks[2].text(text).starts_with("/// Docs.\nlayer"));
+        assert!(chunks[2].text(text).trim_end().ends_with('{'));
+        assert!(chunks[4].text(text).trim_end().ends_with("{ 2 }"));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! overrides the methods for the nodes it cares about and calls the matching function of
 //! [`walk`] or [`walk_mut`] to go on into the node's children. The checker replaces inference
 //! variables with it ([`crate::check`]), the program assembly moves spans into their files with
-//! it ([`crate::lower`]), and the editor queries collect the types of expressions with it
-//! ([`crate::ide`]).
+//! it ([`crate::lower`]), the editor queries collect the types of expressions with it
+//! ([`crate::ide`]), and the runtime resolves the builtin call sites of a program with it.
 //!
 //! The walk visits, in source order, every expression, pattern and statement, and every span:
 //! those of the nodes and those of the definitions, `requires` clauses and model branches that
@@ -187,88 +187,195 @@ macro_rules! visitor {
             /// Visits every definition of a lowered chunk: their bodies and their spans.
             pub fn chunk<V: $visit + ?Sized>(v: &mut V, chunk: &$($mut)? ChunkIr) {
                 for (_, it) in &$($mut)? chunk.consts {
-                    v.frame(&$($mut)? it.value.frame);
-                    v.expr(&$($mut)? it.value.expr);
-                    v.span(&$($mut)? it.span);
+                    const_def(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.config {
-                    v.frame(&$($mut)? it.default.frame);
-                    v.expr(&$($mut)? it.default.expr);
-                    v.span(&$($mut)? it.span);
+                    param(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.errors {
                     v.span(&$($mut)? it.span);
                 }
                 for (_, it) in &$($mut)? chunk.fns {
-                    v.frame(&$($mut)? it.body.frame);
-                    v.expr(&$($mut)? it.body.expr);
-                    v.span(&$($mut)? it.span);
+                    function(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.state {
-                    v.frame(&$($mut)? it.init.frame);
-                    v.expr(&$($mut)? it.init.expr);
-                    v.span(&$($mut)? it.span);
+                    state_slot(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.tunables {
-                    v.frame(&$($mut)? it.default.frame);
-                    v.expr(&$($mut)? it.default.expr);
-                    v.span(&$($mut)? it.span);
+                    param(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.computed {
-                    v.frame(&$($mut)? it.body.frame);
-                    v.expr(&$($mut)? it.body.expr);
-                    v.span(&$($mut)? it.span);
+                    computed(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.llms {
-                    v.span(&$($mut)? it.span);
+                    llm(v, it);
                 }
                 for (_, it) in &$($mut)? chunk.actions {
-                    v.frame(&$($mut)? it.frame);
-                    if let Some(e) = &$($mut)? it.available {
-                        v.expr(e);
-                    }
-                    for r in &$($mut)? it.requires {
-                        v.expr(&$($mut)? r.cond);
-                        v.span(&$($mut)? r.span);
-                    }
-                    stmts(v, &$($mut)? it.body);
-                    v.span(&$($mut)? it.span);
+                    action(v, it);
                 }
                 for it in &$($mut)? chunk.models {
-                    v.frame(&$($mut)? it.frame);
-                    for b in &$($mut)? it.branches {
-                        exprs(v, &$($mut)? b.args);
-                        if let Some(p) = &$($mut)? b.probability {
-                            v.expr(p);
-                        }
-                        v.span(&$($mut)? b.span);
-                    }
-                    v.span(&$($mut)? it.span);
+                    model(v, it);
                 }
                 for it in &$($mut)? chunk.handlers {
-                    v.frame(&$($mut)? it.frame);
-                    stmts(v, &$($mut)? it.body);
-                    v.span(&$($mut)? it.span);
+                    handler(v, it);
                 }
                 for it in &$($mut)? chunk.rules {
-                    v.frame(&$($mut)? it.frame);
-                    guards(v, &$($mut)? it.guards);
-                    exprs(v, &$($mut)? it.args);
-                    v.span(&$($mut)? it.span);
+                    rule(v, it);
                 }
                 for it in &$($mut)? chunk.revises {
-                    v.frame(&$($mut)? it.frame);
-                    v.expr(&$($mut)? it.cond);
-                    stmts(v, &$($mut)? it.body);
-                    v.span(&$($mut)? it.span);
+                    revise(v, it);
                 }
                 for it in &$($mut)? chunk.tunable_defaults {
-                    v.expr(&$($mut)? it.value.expr);
-                    v.span(&$($mut)? it.span);
+                    tunable_default(v, it);
                 }
                 for it in &$($mut)? chunk.machines {
                     v.span(&$($mut)? it.span);
                 }
+            }
+
+            /// Visits every definition of an assembled program: their bodies and their spans,
+            /// the layers' own definitions after the program's lists, layer by layer.
+            pub fn program<V: $visit + ?Sized>(v: &mut V, program: &$($mut)? ir::Program) {
+                for it in &$($mut)? program.consts {
+                    const_def(v, it);
+                }
+                for it in &$($mut)? program.config {
+                    param(v, it);
+                }
+                for it in &$($mut)? program.errors {
+                    v.span(&$($mut)? it.span);
+                }
+                for it in &$($mut)? program.fns {
+                    function(v, it);
+                }
+                for it in &$($mut)? program.state {
+                    state_slot(v, it);
+                }
+                for it in &$($mut)? program.tunables {
+                    param(v, it);
+                }
+                for it in &$($mut)? program.computed {
+                    computed(v, it);
+                }
+                for it in &$($mut)? program.llms {
+                    llm(v, it);
+                }
+                for it in &$($mut)? program.actions {
+                    action(v, it);
+                }
+                for layer in &$($mut)? program.layers {
+                    for it in &$($mut)? layer.models {
+                        model(v, it);
+                    }
+                    for it in &$($mut)? layer.handlers {
+                        handler(v, it);
+                    }
+                    for it in &$($mut)? layer.decide {
+                        rule(v, it);
+                    }
+                    for it in &$($mut)? layer.revise {
+                        revise(v, it);
+                    }
+                    for it in &$($mut)? layer.tunable_defaults {
+                        tunable_default(v, it);
+                    }
+                    for it in &$($mut)? layer.machines {
+                        v.span(&$($mut)? it.span);
+                    }
+                    v.span(&$($mut)? layer.span);
+                }
+            }
+
+            /// Visits a definition's body: its frame, then its expression.
+            fn body<V: $visit + ?Sized>(v: &mut V, body: &$($mut)? ir::Body) {
+                v.frame(&$($mut)? body.frame);
+                v.expr(&$($mut)? body.expr);
+            }
+
+            fn const_def<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::ConstDef) {
+                body(v, &$($mut)? it.value);
+                v.span(&$($mut)? it.span);
+            }
+
+            /// A config entry or a tunable.
+            fn param<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Param) {
+                body(v, &$($mut)? it.default);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn function<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Function) {
+                body(v, &$($mut)? it.body);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn state_slot<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::StateSlot) {
+                body(v, &$($mut)? it.init);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn computed<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Computed) {
+                body(v, &$($mut)? it.body);
+                v.span(&$($mut)? it.span);
+            }
+
+            /// An `llm` item: each `ensure` condition with its clause, then the declaration.
+            fn llm<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::LlmDef) {
+                for ensure in &$($mut)? it.ensures {
+                    body(v, &$($mut)? ensure.condition);
+                    v.span(&$($mut)? ensure.span);
+                }
+                v.span(&$($mut)? it.span);
+            }
+
+            fn action<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Action) {
+                v.frame(&$($mut)? it.frame);
+                if let Some(e) = &$($mut)? it.available {
+                    v.expr(e);
+                }
+                for r in &$($mut)? it.requires {
+                    v.expr(&$($mut)? r.cond);
+                    v.span(&$($mut)? r.span);
+                }
+                stmts(v, &$($mut)? it.body);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn model<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Model) {
+                v.frame(&$($mut)? it.frame);
+                for b in &$($mut)? it.branches {
+                    exprs(v, &$($mut)? b.args);
+                    if let Some(p) = &$($mut)? b.probability {
+                        v.expr(p);
+                    }
+                    v.span(&$($mut)? b.span);
+                }
+                v.span(&$($mut)? it.span);
+            }
+
+            fn handler<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Handler) {
+                v.frame(&$($mut)? it.frame);
+                stmts(v, &$($mut)? it.body);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn rule<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Rule) {
+                v.frame(&$($mut)? it.frame);
+                guards(v, &$($mut)? it.guards);
+                exprs(v, &$($mut)? it.args);
+                v.span(&$($mut)? it.span);
+            }
+
+            fn revise<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::Revise) {
+                v.frame(&$($mut)? it.frame);
+                v.expr(&$($mut)? it.cond);
+                stmts(v, &$($mut)? it.body);
+                v.span(&$($mut)? it.span);
+            }
+
+            /// A layer's default for a needed layer's tunable.
+            fn tunable_default<V: $visit + ?Sized>(v: &mut V, it: &$($mut)? ir::TunableDefault) {
+                body(v, &$($mut)? it.value);
+                v.span(&$($mut)? it.span);
             }
         }
     };
@@ -374,6 +481,55 @@ layer l {
         count.expr(&program.computed[0].body.expr);
         // `Some(k)`, `k` and `None`.
         assert_eq!(count.patterns, 3);
+    }
+
+    /// An `llm` item after other items, so that its chunk starts well into the file.
+    const ASKER: &str = "\
+harness t.asker
+type Count = { value: Int }
+const MOST: Int = 3
+llm pick(limit: Int) -> Count
+  ensure reply.value <= limit else \"within the limit\"
+{
+  system \"Answer with a number.\"
+  user \"a number up to {limit}\"
+}
+layer l {
+  state { n: Int = 0 }
+  action ask() {
+    let reply = emit llm.pick(MOST)
+    patch n = match reply { LlmResult.Ok(v) => v.value, LlmResult.Failed(_) => 0 }
+  }
+  decide { when n == 0 => ask() }
+}
+";
+
+    #[test]
+    fn the_program_walk_reaches_ensure_clauses_and_their_spans_lie_in_the_file() {
+        let mut ws = Workspace::new(SignatureSet::default());
+        ws.set_file("t.harness", ASKER);
+        let program = match ws.program("t.asker") {
+            Ok(program) => program,
+            Err(errors) => panic!("{errors:?}"),
+        };
+        let ensure = &program.llms[0].ensures[0];
+        let at = |needle: &str| ASKER.find(needle).expect("in the text") as u32;
+        assert_eq!(ensure.span.start, at("ensure"));
+        assert_eq!(ensure.condition.expr.span.start, at("reply.value"));
+        assert_eq!(ensure.condition.expr.span.file, 0);
+
+        /// Collects the start of every span.
+        struct Starts(Vec<u32>);
+        impl Visit for Starts {
+            fn span(&mut self, span: &SrcSpan) {
+                self.0.push(span.start);
+            }
+        }
+        let mut starts = Starts(Vec::new());
+        walk::program(&mut starts, &program);
+        for needle in ["ensure", "reply.value", "limit else", "MOST)", "n == 0"] {
+            assert!(starts.0.contains(&at(needle)), "`{needle}` is visited");
+        }
     }
 
     #[test]

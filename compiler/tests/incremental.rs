@@ -57,15 +57,15 @@ fn editing_one_computed_body_rechecks_only_that_member() {
 
     let log = workspace.database().take_log();
     let ran = counts(&log);
-    // The edited file is split again, and only the edited member is parsed and checked.
+    // The edited file is split again, and only the edited member's group is parsed and checked.
     assert_eq!(ran.get("outline"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("parsed"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("chunk_signature"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("parsed_group"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("group_signature"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("check_group"), Some(&1), "{log:#?}");
     // The file's signatures and facts are collected again but come out equal, so neither the
     // environment nor the whole-program checks re-run, and the other file is not looked at.
     assert_eq!(ran.get("file_signature"), Some(&1), "{log:#?}");
-    assert_eq!(ran.get("own_keys"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("group_keys"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("file_facts"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("environment"), None, "{log:#?}");
     assert_eq!(ran.get("global_checks"), None, "{log:#?}");
@@ -175,8 +175,8 @@ fn editing_a_declared_type_rechecks_the_readers() {
     assert!(codes.contains(&"E0207"), "{codes:?}");
 
     let ran = counts(&workspace.database().take_log());
-    // A signature changed: every member of the workspace is checked again.
-    assert!(ran.get("check_chunk").copied().unwrap_or(0) > 1, "{ran:?}");
+    // A signature changed: every group of the workspace is checked again.
+    assert!(ran.get("check_group").copied().unwrap_or(0) > 1, "{ran:?}");
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn layered(layers: usize) -> String {
 
 #[test]
 fn a_body_edit_reruns_the_same_queries_whatever_the_size_of_the_file() {
-    // The queries an edit re-runs must not grow with the file: per chunk, only the edited one
+    // The queries an edit re-runs must not grow with the file: only the edited member's group
     // is parsed and checked; the rest are the per-file and whole-program collections.
     let mut ran_by_size = Vec::new();
     for layers in [3, 30] {
@@ -240,11 +240,52 @@ fn a_body_edit_reruns_the_same_queries_whatever_the_size_of_the_file() {
         assert_eq!(workspace.diagnostics(), Vec::new());
         let log = workspace.database().take_log();
         let ran = counts(&log);
-        assert_eq!(ran.get("check_chunk"), Some(&1), "{log:#?}");
+        assert_eq!(ran.get("check_group"), Some(&1), "{log:#?}");
         assert_eq!(ran.get("program"), None, "{log:#?}");
         ran_by_size.push(ran);
     }
     assert_eq!(ran_by_size[0], ran_by_size[1]);
+}
+
+#[test]
+fn a_body_edit_validates_one_memo_per_group_not_per_member() {
+    // After an edit that moves every later member, each unchanged layer's check is found valid
+    // as one memo: the validations grow by a few per layer (its check, parse and signature),
+    // not by one or more per chunk (a layer of `layered` has six). The edited layer's group is
+    // the one check that executes.
+    let mut validated_by_size = Vec::new();
+    for layers in [3, 30] {
+        let text = layered(layers);
+        let mut workspace = Workspace::with_query_log(SignatureSet::default());
+        workspace.set_file("layered.harness", &text);
+        assert_eq!(workspace.diagnostics(), Vec::new());
+        workspace.database().start_log();
+        workspace.set_file(
+            "layered.harness",
+            &text.replacen(
+                "computed a1: Int = count1 + 1",
+                "computed a1: Int = count1 + 1 + 1",
+                1,
+            ),
+        );
+        assert_eq!(workspace.diagnostics(), Vec::new());
+        let ran = counts(&workspace.database().take_log());
+        assert_eq!(ran.get("check_group"), Some(&1), "{ran:?}");
+        let validated = counts(&workspace.database().take_validated());
+        // Every group but the edited one: the other layers and the two items (the header and
+        // the constant), each a group of its own.
+        assert_eq!(
+            validated.get("check_group"),
+            Some(&(layers + 1)),
+            "{validated:?}"
+        );
+        validated_by_size.push(validated.values().sum::<usize>());
+    }
+    let per_layer = (validated_by_size[1] - validated_by_size[0]) / 27;
+    assert!(
+        per_layer <= 3,
+        "{per_layer} memo validations per added layer: {validated_by_size:?}"
+    );
 }
 
 #[test]

@@ -14,8 +14,9 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use harness_compiler::ir::{Body, Expr, ExprKind, Guard, PlaceStep, Program, Stmt, StmtKind};
+use harness_compiler::ir::{Expr, ExprKind, Program};
 use harness_compiler::types::Ty;
+use harness_compiler::visit::{Visit, walk};
 
 use crate::native::{NativeFn, Natives};
 
@@ -143,18 +144,20 @@ impl CallSites {
     /// Resolves every builtin call of `program` against `natives`.
     pub(crate) fn new(program: &Program, natives: &Natives) -> Self {
         let mut sites = CallSites::default();
-        Walk {
-            natives,
-            sites: &mut sites,
-        }
-        .program(program);
+        walk::program(
+            &mut Collect {
+                natives,
+                sites: &mut sites,
+            },
+            program,
+        );
         sites
     }
 
     /// Adds the call sites of `e`, an expression outside the program that lives as long as the
     /// sites do.
     pub(crate) fn add(&mut self, e: &Expr, natives: &Natives) {
-        Walk {
+        Collect {
             natives,
             sites: self,
         }
@@ -167,164 +170,18 @@ impl CallSites {
     }
 }
 
-/// A walk over every expression of a program, collecting its call sites.
-struct Walk<'a> {
+/// Collects the call sites of the expressions it visits.
+struct Collect<'a> {
     natives: &'a Natives,
     sites: &'a mut CallSites,
 }
 
-impl Walk<'_> {
-    fn program(&mut self, program: &Program) {
-        for def in &program.consts {
-            self.body(&def.value);
-        }
-        for param in program.config.iter().chain(&program.tunables) {
-            self.body(&param.default);
-        }
-        for slot in &program.state {
-            self.body(&slot.init);
-        }
-        for def in &program.computed {
-            self.body(&def.body);
-        }
-        for def in &program.fns {
-            self.body(&def.body);
-        }
-        for def in &program.actions {
-            self.exprs(def.available.iter());
-            self.exprs(def.requires.iter().map(|r| &r.cond));
-            self.stmts(&def.body);
-        }
-        for def in &program.llms {
-            for ensure in &def.ensures {
-                self.body(&ensure.condition);
-            }
-        }
-        for layer in &program.layers {
-            for model in &layer.models {
-                for branch in &model.branches {
-                    self.exprs(branch.probability.iter());
-                    self.exprs(&branch.args);
-                }
-            }
-            for handler in &layer.handlers {
-                self.stmts(&handler.body);
-            }
-            for rule in &layer.decide {
-                self.guards(&rule.guards);
-                self.exprs(&rule.args);
-            }
-            for block in &layer.revise {
-                self.expr(&block.cond);
-                self.stmts(&block.body);
-            }
-            for default in &layer.tunable_defaults {
-                self.body(&default.value);
-            }
-        }
-    }
-
-    fn body(&mut self, body: &Body) {
-        self.expr(&body.expr);
-    }
-
-    fn stmts(&mut self, stmts: &[Stmt]) {
-        for stmt in stmts {
-            match &stmt.kind {
-                StmtKind::Let(_, value) | StmtKind::Revise { value, .. } => self.expr(value),
-                StmtKind::Patch { place, value, .. } => {
-                    for step in &place.path {
-                        if let PlaceStep::Index(index) = step {
-                            self.expr(index);
-                        }
-                    }
-                    self.expr(value);
-                }
-                StmtKind::LetLlm { args, .. } | StmtKind::Emit { args, .. } => self.exprs(args),
-                StmtKind::If {
-                    guards,
-                    then,
-                    otherwise,
-                } => {
-                    self.guards(guards);
-                    self.stmts(then);
-                    self.stmts(otherwise);
-                }
-                StmtKind::Halt { .. } => {}
-            }
-        }
-    }
-
-    fn guards(&mut self, guards: &[Guard]) {
-        for guard in guards {
-            match guard {
-                Guard::Cond(e) | Guard::Let(_, e) => self.expr(e),
-            }
-        }
-    }
-
-    fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>) {
-        for e in es {
-            self.expr(e);
-        }
-    }
-
+impl Visit for Collect<'_> {
     fn expr(&mut self, e: &Expr) {
-        // Expressions nest as deep as the source does.
-        harness_grammar::stack::guarded(|| self.expr_kind(e));
-    }
-
-    fn expr_kind(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::CallBuiltin { name, args } => {
-                let site = CallSite::of_call(name, args, &e.ty, self.natives);
-                self.sites.sites.insert(name.as_ptr() as usize, site);
-                self.exprs(args);
-            }
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Member(_)
-            | ExprKind::Config(_)
-            | ExprKind::Const(_)
-            | ExprKind::GameProperty(_)
-            | ExprKind::FnRef(_)
-            | ExprKind::None
-            | ExprKind::EmptyMap => {}
-            ExprKind::GameCall { args, .. }
-            | ExprKind::CallFn { args, .. }
-            | ExprKind::SimNext { args, .. }
-            | ExprKind::Variant { payload: args, .. }
-            | ExprKind::Record(args)
-            | ExprKind::List(args)
-            | ExprKind::Set(args) => self.exprs(args),
-            ExprKind::Closure { body: inner, .. }
-            | ExprKind::Some(inner)
-            | ExprKind::Field(inner, _)
-            | ExprKind::Unary(_, inner)
-            | ExprKind::SnapshotRead {
-                snapshot: inner, ..
-            } => self.expr(inner),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::If {
-                guards,
-                then,
-                otherwise,
-            } => {
-                self.guards(guards);
-                self.expr(then);
-                self.expr(otherwise);
-            }
-            ExprKind::Match(scrutinee, arms) => {
-                self.expr(scrutinee);
-                self.exprs(arms.iter().map(|arm| &arm.body));
-            }
-            ExprKind::Let { value, body, .. } => {
-                self.expr(value);
-                self.expr(body);
-            }
+        if let ExprKind::CallBuiltin { name, args } = &e.kind {
+            let site = CallSite::of_call(name, args, &e.ty, self.natives);
+            self.sites.sites.insert(name.as_ptr() as usize, site);
         }
+        walk::expr(self, e);
     }
 }

@@ -124,16 +124,17 @@ pub struct ChunkIr {
 /// The result of checking one chunk.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChunkCheck {
-    /// Diagnostics, relative to the parsed chunk.
+    /// Diagnostics, relative to the parsed chunk. The database moves them into the list of the
+    /// chunk's group ([`crate::db::GroupCheck`]), which a file's diagnostics read.
     pub diagnostics: Vec<Diagnostic>,
-    /// Facts for the whole-program checks, shared so that collecting them per file is cheap.
+    /// Facts for the whole-program checks, shared so that collecting them per group is cheap.
     pub facts: Arc<Facts>,
     /// The lowered chunk. Its spans are relative to the chunk, and their `file` is [`label`].
     ///
     /// [`label`]: ChunkCheck::label
     pub ir: ChunkIr,
     /// What names the chunk in its IR's spans, unique among the chunks of a workspace: the
-    /// database sets it to the id of the chunk's check key.
+    /// database sets it to the id of the chunk's [`crate::db::ChunkLabel`].
     pub label: u32,
     /// What every name of the chunk resolved to.
     pub names: Names,

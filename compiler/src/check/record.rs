@@ -317,12 +317,18 @@ layer l {
         assert!(ws.diagnostics().is_empty(), "{:?}", ws.diagnostics());
         let (db, inputs) = ws.query_parts();
         let file = ws.source_file("t.harness").expect("loaded");
-        let keys = db::own_keys(db, db::FileKey::new(db, inputs, file));
+        let key = db::FileKey::new(db, inputs, file);
         let mut refs = Vec::new();
         let mut locals = Vec::new();
-        for ((_, offset), key) in db::outline(db, file).chunks.iter().zip(keys) {
-            let Some(key) = key else { continue };
-            let names = &db::check_chunk(db, *key).names;
+        for ordinal in 0..db::outline(db, file).chunks {
+            let Some(chunk) = db::chunk(db, file, ordinal) else {
+                continue;
+            };
+            let Some(check) = db::chunk_check(db, key, &chunk) else {
+                continue;
+            };
+            let names = &check.names;
+            let offset = chunk.offset;
             let shift = |s: Span| Span {
                 start: s.start + offset,
                 end: s.end + offset,

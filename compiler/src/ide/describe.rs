@@ -515,20 +515,29 @@ impl ChunkView<'_> {
     /// The end of the layer whose header starts at `start` (chunk-relative), in chunk-relative
     /// terms: the end of its last member chunk, or of the header when it has none.
     pub(super) fn end_of_layer(&self, start: u32) -> u32 {
-        let chunks = &db::outline(self.file.db, self.file.file).chunks;
-        let Some(ordinal) = chunks.iter().position(|(_, offset)| *offset == self.offset) else {
+        let (db, file) = (self.file.db, self.file.file);
+        let count = db::outline(db, file).chunks;
+        let Some(ordinal) = (0..count).find(|&ordinal| {
+            db::chunk(db, file, ordinal).is_some_and(|chunk| chunk.offset == self.offset)
+        }) else {
             return u32::MAX;
         };
         let layers = self.file.env.chunk_layers.get(self.file.path);
         let mut end = None;
-        for (index, (chunk, offset)) in chunks.iter().enumerate().skip(ordinal + 1) {
-            let is_member = chunk.kind(self.file.db) == ChunkKind::Member;
-            let same_layer =
-                layers.and_then(|l| l.get(index)).cloned().flatten() == self.layer_name;
+        for index in ordinal + 1..count {
+            let Some(chunk) = db::chunk(db, file, index) else {
+                break;
+            };
+            let is_member = chunk.kind == ChunkKind::Member;
+            let same_layer = layers
+                .and_then(|l| l.get(index as usize))
+                .cloned()
+                .flatten()
+                == self.layer_name;
             if !is_member || !same_layer {
                 break;
             }
-            end = Some(offset + chunk.text(self.file.db).trim_end().len() as u32);
+            end = Some(chunk.offset + chunk.text.trim_end().len() as u32);
         }
         match end {
             // One past the member's end covers the closing brace when it follows right away.

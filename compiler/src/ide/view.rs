@@ -45,7 +45,7 @@ impl<'w> FileView<'w> {
 
     /// The chunks of the file, in order.
     pub(super) fn chunks(&self) -> Vec<ChunkView<'_>> {
-        (0..db::outline(self.db, self.file).chunks.len())
+        (0..db::outline(self.db, self.file).chunks as usize)
             .filter_map(|ordinal| self.chunk(ordinal))
             .collect()
     }
@@ -53,16 +53,26 @@ impl<'w> FileView<'w> {
     /// The chunk that holds `offset`, or the one that ends right before it (the cursor after
     /// the last character of a member still belongs to it).
     pub(super) fn chunk_at(&self, offset: u32) -> Option<ChunkView<'_>> {
-        let chunks = &db::outline(self.db, self.file).chunks;
-        let ordinal = chunks.iter().rposition(|(_, start)| *start <= offset)?;
-        self.chunk(ordinal)
+        let outline = db::outline(self.db, self.file);
+        // A group's offset is its first chunk's, so the chunk is in the last group that starts
+        // at or before `offset`.
+        let group = outline
+            .groups
+            .partition_point(|placed| placed.offset <= offset)
+            .checked_sub(1)?;
+        let placed = outline.groups[group];
+        let index = placed
+            .group
+            .chunks(self.db)
+            .iter()
+            .rposition(|chunk| placed.offset + chunk.start <= offset)?;
+        self.chunk(placed.first as usize + index)
     }
 
     pub(super) fn chunk(&self, ordinal: usize) -> Option<ChunkView<'_>> {
-        let (chunk, offset) = *db::outline(self.db, self.file).chunks.get(ordinal)?;
-        let parsed = db::parsed(self.db, chunk);
-        let layer_name = if chunk.kind(self.db) == ChunkKind::Member
-            || chunk.kind(self.db) == ChunkKind::LayerHeader
+        let chunk = db::chunk(self.db, self.file, ordinal as u32)?;
+        let parsed = chunk.parsed;
+        let layer_name = if chunk.kind == ChunkKind::Member || chunk.kind == ChunkKind::LayerHeader
         {
             self.env
                 .chunk_layers
@@ -80,11 +90,8 @@ impl<'w> FileView<'w> {
             _ => None,
         };
         let file_key = db::FileKey::new(self.db, self.inputs, self.file);
-        let check = db::own_keys(self.db, file_key)
-            .get(ordinal)
-            .copied()
-            .flatten()
-            .map(|key| db::check_chunk(self.db, key));
+        let check = db::chunk_check(self.db, file_key, &chunk);
+        let offset = chunk.offset;
         let mut types = Vec::new();
         if let Some(check) = check {
             collect_chunk_types(&check.ir, &mut types);
