@@ -25,6 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::ir::{
     Action, BinaryOp, Body, ComputedId, Expr, ExprKind, FnId, Guard, Literal, MemberRef, Pattern,
     PatternKind, SrcSpan, Stmt, StmtKind,
@@ -40,8 +42,10 @@ mod shape;
 mod state;
 
 use measure::{Work, deep};
-use reach::{Reach, action_roots};
-use shape::{Shape, reply_shape};
+use reach::action_roots;
+pub(crate) use reach::{Needs, Reach};
+pub(crate) use shape::Shape;
+use shape::reply_shape;
 
 /// The default limit on a phase's bound: the interpreter's default step budget per turn, so a
 /// harness that checks within it never meets R0009 on that budget.
@@ -126,34 +130,53 @@ fn mul(a: u64, b: u64) -> u64 {
 
 /// Computes the cost bound of `program`'s turn with every layer on. `bounds` are the game's
 /// declared query bounds: the most elements of a collection query, the largest value of an
-/// `Int` one. The report's spans are the view's, chunk-relative and labelled by chunk.
-pub fn analyse(program: &View<'_>, bounds: &BTreeMap<String, u64>, limit: u64) -> CostReport {
-    let mut a = Analyser {
-        p: program,
-        bounds,
-        limit,
-        consts: vec![None; program.consts.len()],
-        computed: vec![None; program.computed.len()],
-        sim: vec![None; program.computed.len()],
-        state: Vec::new(),
-        fns: HashMap::new(),
-        over: Vec::new(),
-        in_preview: false,
-        snapshot_reads: None,
-        replies: HashMap::new(),
-        computed_reads: vec![None; program.computed.len()],
-        fn_reads: vec![None; program.fns.len()],
-    };
-    for llm in &program.llms {
-        let reply = reply_shape(&llm.shape);
-        let joined = match a.replies.get(&llm.result_enum) {
-            Some(other) => other.join(&reply),
-            None => reply,
-        };
-        a.replies.insert(llm.result_enum, joined);
-    }
+/// `Int` one. The report's spans are the view's, chunk-relative and labelled by chunk. The
+/// computed values that `summaries` holds analyses of are read from it instead of analysed
+/// again.
+pub(crate) fn analyse(
+    program: &View<'_>,
+    bounds: &BTreeMap<String, u64>,
+    limit: u64,
+    summaries: &dyn Summaries,
+) -> CostReport {
+    let mut a = Analyser::new(program, bounds, limit, summaries);
     a.state = a.state_shapes();
     a.phases()
+}
+
+/// Analyses kept outside one run of the analysis: the query database keeps those of each group
+/// of members (a layer's) per state of the slots, so that an edit inside one member analyses
+/// again only its group's computed values.
+pub(crate) trait Summaries {
+    /// A number naming the state whose slots have the shapes `state`, for [`Summaries::get`].
+    fn context(&self, state: &[Shape]) -> u32;
+    /// The analysis of the computed value `c` in the state `context`, with what its body reads
+    /// directly; `None` when it is to be analysed here.
+    fn get(&self, c: ComputedId, context: u32) -> Option<(Analysed, Reach)>;
+}
+
+/// The analyses of the computed values `own` of a partial view `program` ([`Arena::Some`]) in
+/// the state whose slots have the shapes `state`, with what each body reads directly, by id.
+/// The computed values of other groups that they read come from `summaries`.
+///
+/// [`Arena::Some`]: crate::lower::Arena::Some
+pub(crate) fn summarise(
+    program: &View<'_>,
+    own: &[ComputedId],
+    state: Vec<Shape>,
+    bounds: &BTreeMap<String, u64>,
+    limit: u64,
+    summaries: &dyn Summaries,
+) -> Vec<(ComputedId, Analysed, Reach)> {
+    let mut a = Analyser::new(program, bounds, limit, summaries);
+    a.state = state;
+    own.iter()
+        .map(|&c| {
+            a.computed(c);
+            let done = a.computed.get(&c).cloned().unwrap_or_default();
+            (c, done, Reach::of(&program.computed[c.index()].body.expr))
+        })
+        .collect()
 }
 
 struct Analyser<'p> {
@@ -161,13 +184,15 @@ struct Analyser<'p> {
     bounds: &'p BTreeMap<String, u64>,
     limit: u64,
     consts: Vec<Option<Shape>>,
-    /// Each computed value's body: its work (computed reads in it cost one step) and shape.
-    computed: Vec<Option<(Work, Shape)>>,
+    /// Each computed value's body, analysed in the current state ([`Analysed`]).
+    computed: FxHashMap<ComputedId, Analysed>,
     /// Whether a computed value's evaluation can reach `sim.next`.
-    sim: Vec<Option<bool>>,
+    sim: FxHashMap<ComputedId, bool>,
     state: Vec<Shape>,
-    /// Functions analysed at a call, by the function and its arguments' shapes.
-    fns: HashMap<(FnId, String), (Work, Shape)>,
+    /// Functions analysed at a call, by the function and its arguments' whole shapes: a call
+    /// with other element shapes, fields or reasons is analysed again, so a memoised result is
+    /// the one a fresh analysis would give.
+    fns: HashMap<(FnId, Vec<Shape>), Analysed>,
     over: Vec<(SrcSpan, u64)>,
     in_preview: bool,
     /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]),
@@ -178,12 +203,97 @@ struct Analyser<'p> {
     replies: HashMap<crate::ir::EnumId, Shape>,
     /// What each computed value's body refers to directly, walked once for all the
     /// reachability questions ([`Analyser::reach`]) instead of once per question.
-    computed_reads: Vec<Option<Reach>>,
+    computed_reads: FxHashMap<ComputedId, Reach>,
     /// The same for each function's body.
-    fn_reads: Vec<Option<Reach>>,
+    fn_reads: FxHashMap<FnId, Reach>,
+    /// Where analyses of computed values are kept ([`Summaries`]).
+    summaries: &'p dyn Summaries,
+    /// The state of [`Analyser::state`] as [`Summaries::context`] names it, asked for at the
+    /// first computed value read in it; `None` after the state changes.
+    context: Option<u32>,
+    /// Set while the state initialisers run: they see the slots after theirs unset, a state no
+    /// round has, so what they read is analysed here and not kept.
+    initialising: bool,
+}
+
+impl Analysed {
+    /// What is known of a computed value's analysis when only its shape is: enough for a body
+    /// that reads it, which counts one step for the read.
+    pub(crate) fn of_shape(shape: Shape) -> Self {
+        Analysed {
+            shape,
+            ..Analysed::default()
+        }
+    }
+
+    /// The shape of the value.
+    pub(crate) fn shape(&self) -> &Shape {
+        &self.shape
+    }
+}
+
+impl<'p> Analyser<'p> {
+    fn new(
+        program: &'p View<'p>,
+        bounds: &'p BTreeMap<String, u64>,
+        limit: u64,
+        summaries: &'p dyn Summaries,
+    ) -> Self {
+        let mut a = Analyser {
+            p: program,
+            bounds,
+            limit,
+            consts: vec![None; program.consts.len()],
+            computed: FxHashMap::default(),
+            sim: FxHashMap::default(),
+            state: Vec::new(),
+            fns: HashMap::new(),
+            over: Vec::new(),
+            in_preview: false,
+            snapshot_reads: None,
+            replies: HashMap::new(),
+            computed_reads: FxHashMap::default(),
+            fn_reads: FxHashMap::default(),
+            summaries,
+            context: None,
+            initialising: false,
+        };
+        for llm in &program.llms {
+            let reply = reply_shape(&llm.shape);
+            let joined = match a.replies.get(&llm.result_enum) {
+                Some(other) => other.join(&reply),
+                None => reply,
+            };
+            a.replies.insert(llm.result_enum, joined);
+        }
+        a
+    }
+
+    /// The analysis of `c` in the current state kept in [`Analyser::summaries`], if any.
+    fn kept(&mut self, c: ComputedId) -> Option<(Analysed, Reach)> {
+        if self.initialising {
+            return None;
+        }
+        let context = match self.context {
+            Some(context) => context,
+            None => *self.context.insert(self.summaries.context(&self.state)),
+        };
+        self.summaries.get(c, context)
+    }
 }
 
 type Locals = Vec<Shape>;
+
+/// A body analysed once: its work (the computed values it reads cost one step each), its
+/// value's shape and the expressions in it over the limit. What a body reports is its own: it
+/// does not depend on which other bodies were analysed before it, so the same body gives the
+/// same result whatever the order of the walk that reached it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Analysed {
+    work: Work,
+    shape: Shape,
+    over: Vec<(SrcSpan, u64)>,
+}
 
 impl<'p> Analyser<'p> {
     fn locals(&self, body: &crate::ir::Frame) -> Locals {
@@ -538,18 +648,38 @@ impl<'p> Analyser<'p> {
     }
 
     /// A computed value's body, analysed once: reads of it then cost one step each, and its
-    /// evaluations are counted per snapshot by [`Analyser::recompute`].
+    /// evaluations are counted per snapshot by [`Analyser::recompute`]. The expressions over the
+    /// limit in it are kept with it ([`Analyser::phases`] reports them), not among those of the
+    /// walk that first read it: a read costs one step, so they do not explain that walk's bound.
     fn computed(&mut self, c: ComputedId) -> (Work, Shape) {
-        if let Some(done) = &self.computed[c.index()] {
-            return done.clone();
+        if let Some(done) = self.computed.get(&c) {
+            return (done.work.clone(), done.shape.clone());
+        }
+        if let Some((done, reads)) = self.kept(c) {
+            let result = (done.work.clone(), done.shape.clone());
+            self.computed.insert(c, done);
+            self.computed_reads.entry(c).or_insert(reads);
+            return result;
         }
         let body: &'p Body = &self.p.computed[c.index()].body;
-        let mut locals = self.locals(&body.frame);
-        let saved = std::mem::replace(&mut self.in_preview, false);
-        let result = self.expr(&body.expr, &mut locals);
-        self.in_preview = saved;
-        self.computed[c.index()] = Some(result.clone());
+        let done = self.isolated(|this| {
+            let mut locals = this.locals(&body.frame);
+            let saved = std::mem::replace(&mut this.in_preview, false);
+            let result = this.expr(&body.expr, &mut locals);
+            this.in_preview = saved;
+            result
+        });
+        let result = (done.work.clone(), done.shape.clone());
+        self.computed.insert(c, done);
         result
+    }
+
+    /// Analyses a body with a list of its own for what it finds over the limit.
+    fn isolated(&mut self, run: impl FnOnce(&mut Self) -> (Work, Shape)) -> Analysed {
+        let outer = std::mem::take(&mut self.over);
+        let (work, shape) = run(self);
+        let over = std::mem::replace(&mut self.over, outer);
+        Analysed { work, shape, over }
     }
 
     /// Evaluating the computed values of `set` once in a snapshot; inside a preview, only those
@@ -565,25 +695,28 @@ impl<'p> Analyser<'p> {
         total
     }
 
+    /// A call of `func` with arguments of the shapes `args`. The call's work includes the
+    /// body's, so what the body finds over the limit is noted at every call, memoised or not:
+    /// the expressions around a call are judged the same at each of them.
     fn call_fn(&mut self, func: FnId, args: Vec<Shape>) -> (Work, Shape) {
-        let key = (
-            func,
-            args.iter()
-                .map(|s| format!("{}:{}:{}", s.lo, s.hi, s.len))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        if let Some(done) = self.fns.get(&key) {
-            return done.clone();
-        }
-        let f = &self.p.fns[func.index()];
-        let mut locals = self.locals(&f.body.frame);
-        for (slot, shape) in locals.iter_mut().zip(args) {
-            *slot = shape;
-        }
-        let result = self.expr(&f.body.expr, &mut locals);
-        self.fns.insert(key, result.clone());
-        result
+        let key = (func, args);
+        let done = match self.fns.get(&key) {
+            Some(done) => done.clone(),
+            None => {
+                let f = &self.p.fns[func.index()];
+                let done = self.isolated(|this| {
+                    let mut locals = this.locals(&f.body.frame);
+                    for (slot, shape) in locals.iter_mut().zip(&key.1) {
+                        *slot = shape.clone();
+                    }
+                    this.expr(&f.body.expr, &mut locals)
+                });
+                self.fns.insert(key, done.clone());
+                done
+            }
+        };
+        self.over.extend(done.over.iter().copied());
+        (done.work, done.shape)
     }
 
     /// The work of a `sim.next` of `action` and the most successor snapshots it yields.

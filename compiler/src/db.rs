@@ -16,7 +16,10 @@
 //!
 //! `program` and `cost` both read a module's chunk checks: `program` assembles them into an
 //! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
-//! [`lower::View`], so the diagnostics never clone the module's IR.
+//! [`lower::View`], so the diagnostics never clone the module's IR. `cost` takes the analyses of
+//! the computed values from `layer_cost`, one per layer and state of the slots, keyed on the
+//! layer's groups and on what its bodies read (`layer_reads`): an edit inside one member analyses
+//! only its layer's computed values again.
 //!
 //! A group is interned by its text and the bounds of its chunks, both relative to its first
 //! byte, so an edit inside one member produces one new group; every other group keeps its
@@ -29,8 +32,11 @@
 // The accessors that salsa generates for inputs and interned structs carry no docs of their own.
 #![allow(missing_docs)]
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
 
 use crate::check::{self, ChunkCheck, Facts};
 use crate::codes::Code;
@@ -610,10 +616,10 @@ pub fn program_files(db: &dyn salsa::Database, key: ModuleKey) -> Vec<String> {
 }
 
 /// A checked module's chunks, in program order, with their file index in [`program_files`], their
-/// offset in it, their layer and their check.
+/// offset in it, their layer, the key of their group and their check.
 struct ModuleChunks<'db> {
     scope: &'db Scope,
-    chunks: Vec<(u32, u32, Option<ir::LayerId>, &'db ChunkCheck)>,
+    chunks: Vec<(u32, u32, Option<ir::LayerId>, GroupKey, &'db ChunkCheck)>,
 }
 
 impl<'db> ModuleChunks<'db> {
@@ -621,7 +627,7 @@ impl<'db> ModuleChunks<'db> {
     fn placed(&self) -> Vec<lower::Placed<'db>> {
         self.chunks
             .iter()
-            .map(|(file, offset, layer, check)| lower::Placed {
+            .map(|(file, offset, layer, _, check)| lower::Placed {
                 file: *file,
                 offset: *offset,
                 layer: *layer,
@@ -691,7 +697,13 @@ fn module_chunks(
                 } else {
                     None
                 };
-                chunks.push((file_index as u32, placed.offset + span.start, layer, check));
+                chunks.push((
+                    file_index as u32,
+                    placed.offset + span.start,
+                    layer,
+                    *key,
+                    check,
+                ));
             }
         }
     }
@@ -753,7 +765,9 @@ pub fn program(
 ///
 /// It reads the module's chunk checks through a [`lower::View`], its game's declared bounds and
 /// the limit: an edit re-runs the analysis, but neither clones the chunks' IR nor moves their
-/// spans, and the report only changes when a bound or a reported span does.
+/// spans, and the report only changes when a bound or a reported span does. The analyses of
+/// the computed values come from [`layer_cost`], per layer and state: after an edit inside one
+/// member, only its layer's are made again.
 #[salsa::tracked(returns(ref))]
 pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<Diagnostic>> {
     let module = key.module(db);
@@ -769,7 +783,33 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
             ]);
         }
     };
-    let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit))
+    // Each group of chunks belongs to one cost group: a layer's, or the items'.
+    let mut groups = vec![Vec::new(); parts.scope.layers.len() + 1];
+    let mut previous = None;
+    for (index, (_, _, _, group, _)) in parts.chunks.iter().enumerate() {
+        if previous == Some(*group) {
+            continue;
+        }
+        previous = Some(*group);
+        let cost_group = parts.chunks[index..]
+            .iter()
+            .take_while(|(_, _, _, other, _)| other == group)
+            .find_map(|(_, _, layer, _, _)| *layer)
+            .map_or(0, |l| l.index() + 1);
+        if let Some(keys) = groups.get_mut(cost_group) {
+            keys.push(*group);
+        }
+    }
+    let kept = ModuleSummaries {
+        db,
+        module: key,
+        layout: cost_layout(db, key),
+        groups,
+        contexts: RefCell::default(),
+        plans: RefCell::default(),
+        kept: RefCell::default(),
+    };
+    let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit, &kept))
         .map_err(|internal| vec![*internal])?;
     // The analysis reports spans labelled by chunk (see `check_group`); each is moved into its
     // file here, and the lists sorted again in file order. Most reports name no span, so the
@@ -780,7 +820,7 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
         parts
             .chunks
             .iter()
-            .map(|(file, offset, _, check)| (check.label, (*file, *offset)))
+            .map(|(file, offset, _, _, check)| (check.label, (*file, *offset)))
             .collect()
     };
     let place = |over: &mut Vec<(SrcSpan, u64)>| {
@@ -800,6 +840,366 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
     }
     place(&mut report.over);
     Ok(report)
+}
+
+/// The cost group of each computed value, function and tunable of a module, by id: 0 for the
+/// items (the definitions outside layers, of every file of the program), `l + 1` for the members
+/// of layer `l`. Read from the environment, so that an edit inside a body leaves it alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CostLayout {
+    /// The group of each computed value.
+    pub computed: Vec<u32>,
+    /// The group of each function.
+    pub fns: Vec<u32>,
+    /// The group of each tunable.
+    pub tunables: Vec<u32>,
+}
+
+/// The cost groups of a module's definitions ([`CostLayout`]).
+#[salsa::tracked(returns(ref))]
+pub fn cost_layout(db: &dyn salsa::Database, key: ModuleKey) -> CostLayout {
+    fn place(slots: &mut Vec<u32>, id: u32, group: u32) {
+        let id = id as usize;
+        if slots.len() <= id {
+            slots.resize(id + 1, 0);
+        }
+        slots[id] = group;
+    }
+    let mut layout = CostLayout::default();
+    let env = environment(db, key.inputs(db));
+    let Some(scope) = env.scopes.get(key.module(db)) else {
+        return layout;
+    };
+    for (index, layer) in scope.layers.iter().enumerate() {
+        let group = index as u32 + 1;
+        for entry in layer.members.values() {
+            match &entry.def {
+                env::MemberDef::Computed(id, _) => place(&mut layout.computed, id.0, group),
+                env::MemberDef::Fn(info) => place(&mut layout.fns, info.id.0, group),
+                env::MemberDef::Tunable(id, ..) => place(&mut layout.tunables, id.0, group),
+                env::MemberDef::State(..) | env::MemberDef::Action(..) => {}
+            }
+        }
+    }
+    layout
+}
+
+/// Groups of chunks named by their keys, interned: the content of a cost group, so that what is
+/// worked out from a cost group's chunks is keyed on what they are, not on where they sit. Never
+/// collected, for the same reason as [`Group`].
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub struct Chunks {
+    /// The groups' keys.
+    #[returns(ref)]
+    pub keys: Vec<GroupKey>,
+}
+
+/// What the bodies of a group of chunks read outside themselves, per body.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct LayerReads {
+    /// What the computed values and constants read, together.
+    values: crate::cost::Needs,
+    /// What each function reads, by id.
+    fns: Vec<(ir::FnId, crate::cost::Needs)>,
+}
+
+/// What the bodies of some chunks read ([`LayerReads`]).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn layer_reads(db: &dyn salsa::Database, chunks: Chunks) -> LayerReads {
+    let mut reads = LayerReads::default();
+    for check in chunks
+        .keys(db)
+        .iter()
+        .flat_map(|key| &check_group(db, *key).chunks)
+    {
+        let ir = &check.ir;
+        for (_, def) in &ir.computed {
+            crate::visit::Visit::expr(&mut reads.values, &def.body.expr);
+        }
+        for (_, def) in &ir.consts {
+            crate::visit::Visit::expr(&mut reads.values, &def.value.expr);
+        }
+        for (id, def) in &ir.fns {
+            let mut needs = crate::cost::Needs::default();
+            crate::visit::Visit::expr(&mut needs, &def.body.expr);
+            reads.fns.push((*id, needs));
+        }
+    }
+    reads.fns.sort_by_key(|(id, _)| *id);
+    reads
+}
+
+/// What [`layer_cost`] is keyed on: everything the analyses of a cost group's computed values
+/// read. An edit inside another group's body leaves it equal, so the analyses are reused; a
+/// chunk that moves in its file keeps its key, and spans are chunk-relative and labelled by
+/// chunk, so the analyses do not move either.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub(crate) struct LayerState {
+    /// The module.
+    pub(crate) module: ModuleKey,
+    /// The group's own chunks.
+    pub(crate) own: Chunks,
+    /// The chunks of the items and of the groups whose functions and tunables the group's
+    /// bodies use.
+    pub(crate) others: Chunks,
+    /// The shapes of the state slots the bodies read, by slot.
+    #[returns(ref)]
+    pub(crate) state: Vec<(u32, crate::cost::Shape)>,
+    /// The shapes of the computed values of lower groups the bodies read, by id: a body reads
+    /// only the shape of another group's value (its work is counted where it is evaluated).
+    #[returns(ref)]
+    pub(crate) lower: Vec<(u32, crate::cost::Shape)>,
+}
+
+/// The analyses of a cost group's computed values in one state, by id, with what each body
+/// reads directly ([`crate::cost::summarise`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct LayerCost {
+    computed: Vec<(ir::ComputedId, crate::cost::Analysed, crate::cost::Reach)>,
+}
+
+impl LayerCost {
+    fn get(&self, c: ir::ComputedId) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let at = self
+            .computed
+            .binary_search_by_key(&c, |(id, _, _)| *id)
+            .ok()?;
+        let (_, done, reads) = &self.computed[at];
+        Some((done.clone(), reads.clone()))
+    }
+}
+
+/// The analyses of one cost group's computed values in one state of the slots. It reads only
+/// what its key names ([`LayerState`]), the module's scope (for its enums), the game's bounds
+/// and the limit.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Arc<LayerCost>> {
+    let module = key.module(db);
+    let inputs = module.inputs(db);
+    let env = environment(db, inputs);
+    let scope = env.scopes.get(module.module(db))?;
+    let checks = |chunks: Chunks| -> Vec<&ChunkCheck> {
+        chunks
+            .keys(db)
+            .iter()
+            .flat_map(|key| &check_group(db, *key).chunks)
+            .collect()
+    };
+    let (own, others) = (checks(key.own(db)), checks(key.others(db)));
+    let mut parts = lower::Parts {
+        items: others.iter().map(|check| &check.ir).collect(),
+        computed: Default::default(),
+        fns: Default::default(),
+        tunables: Default::default(),
+    };
+    let mut ids = Vec::new();
+    for check in own.iter().chain(&others) {
+        parts
+            .fns
+            .extend(check.ir.fns.iter().map(|(id, def)| (id.0, def)));
+        parts
+            .tunables
+            .extend(check.ir.tunables.iter().map(|(id, def)| (id.0, def)));
+    }
+    for check in &own {
+        for (id, def) in &check.ir.computed {
+            parts.computed.insert(id.0, def);
+            ids.push(*id);
+        }
+    }
+    ids.sort();
+    let view = lower::partial(scope, parts).ok()?;
+    // The slots the group does not read keep the shape of no value; none of its bodies sees it.
+    let mut state = Vec::new();
+    for (slot, shape) in key.state(db) {
+        let slot = *slot as usize;
+        if state.len() <= slot {
+            state.resize(slot + 1, crate::cost::Shape::default());
+        }
+        state[slot] = shape.clone();
+    }
+    let computed = crate::cost::summarise(
+        &view,
+        &ids,
+        state,
+        game_bounds(db, module),
+        inputs.cost_limit(db),
+        &LowerShapes(key.lower(db)),
+    );
+    Some(Arc::new(LayerCost { computed }))
+}
+
+/// The shapes of lower groups' computed values, as a group's analysis ([`layer_cost`]) reads
+/// them.
+struct LowerShapes<'a>(&'a [(u32, crate::cost::Shape)]);
+
+impl crate::cost::Summaries for LowerShapes<'_> {
+    fn context(&self, _: &[crate::cost::Shape]) -> u32 {
+        // The state of a group's analysis is its key's.
+        0
+    }
+
+    fn get(
+        &self,
+        c: ir::ComputedId,
+        _: u32,
+    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let at = self.0.binary_search_by_key(&c.0, |(id, _)| *id).ok()?;
+        Some((
+            crate::cost::Analysed::of_shape(self.0[at].1.clone()),
+            crate::cost::Reach::default(),
+        ))
+    }
+}
+
+/// The analyses the module's analysis ([`cost`]) reads: every group's, in each state the
+/// analysis names.
+struct ModuleSummaries<'db> {
+    db: &'db dyn salsa::Database,
+    module: ModuleKey,
+    layout: &'db CostLayout,
+    /// The keys of the module's groups of chunks by cost group ([`CostLayout`]).
+    groups: Vec<Vec<GroupKey>>,
+    /// The states named so far, by number.
+    contexts: RefCell<Vec<Vec<crate::cost::Shape>>>,
+    /// What each group's analyses read, worked out at its first use.
+    plans: RefCell<FxHashMap<u32, Option<Arc<LayerPlan>>>>,
+    /// The groups' analyses fetched so far, by group and state number; `None` for a group that
+    /// is analysed with its module.
+    kept: RefCell<FxHashMap<(u32, u32), Option<&'db LayerCost>>>,
+}
+
+/// What the analyses of one group read, whatever the state: the parts of its [`LayerState`]
+/// that do not depend on the state, and which slots and lower values to take from it.
+struct LayerPlan {
+    own: Chunks,
+    others: Chunks,
+    /// The state slots the bodies read, sorted.
+    states: Vec<u32>,
+    /// The computed values of lower groups the bodies read, sorted, with their groups.
+    lower: Vec<(ir::ComputedId, u32)>,
+}
+
+impl<'db> ModuleSummaries<'db> {
+    /// What `group`'s analyses read, or `None` when the group cannot be analysed apart from its
+    /// module: a body it analyses makes a preview (`sim.next`, which walks the whole module) or
+    /// reads a computed value of a higher group (reading only lower ones keeps the keys finite).
+    fn plan(&self, group: u32) -> Option<Arc<LayerPlan>> {
+        if let Some(plan) = self.plans.borrow().get(&group) {
+            return plan.clone();
+        }
+        let plan = self.make_plan(group).map(Arc::new);
+        self.plans.borrow_mut().insert(group, plan.clone());
+        plan
+    }
+
+    fn make_plan(&self, group: u32) -> Option<LayerPlan> {
+        let db = self.db;
+        let chunks = |g: u32| -> Chunks {
+            Chunks::new(db, self.groups.get(g as usize).cloned().unwrap_or_default())
+        };
+        let own = chunks(group);
+        let mut needs = crate::cost::Needs::default();
+        needs.extend(&layer_reads(db, own).values);
+        needs.extend(&layer_reads(db, chunks(0)).values);
+        // The functions the bodies call, and those they call in turn, each read in its group.
+        let mut others = BTreeSet::from([0]);
+        let mut seen = BTreeSet::new();
+        while let Some(f) = needs.fns.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            let home = *self.layout.fns.get(f.index())?;
+            others.insert(home);
+            let reads = layer_reads(db, chunks(home));
+            let at = reads.fns.binary_search_by_key(&f, |(id, _)| *id).ok()?;
+            needs.extend(&reads.fns[at].1);
+        }
+        if needs.preview {
+            return None;
+        }
+        for t in &needs.tunables {
+            others.insert(*self.layout.tunables.get(t.index())?);
+        }
+        others.remove(&group);
+        let others: Vec<GroupKey> = others
+            .into_iter()
+            .flat_map(|g| self.groups.get(g as usize).into_iter().flatten().copied())
+            .collect();
+        let read: BTreeSet<ir::ComputedId> = needs.computed.iter().copied().collect();
+        let mut lower = Vec::new();
+        for c in read {
+            let home = *self.layout.computed.get(c.index())?;
+            if home > group {
+                return None;
+            }
+            if home < group {
+                lower.push((c, home));
+            }
+        }
+        let states: BTreeSet<u32> = needs.states.iter().map(|s| s.0).collect();
+        Some(LayerPlan {
+            own,
+            others: Chunks::new(db, others),
+            states: states.into_iter().collect(),
+            lower,
+        })
+    }
+
+    /// The analyses of `group` in the state numbered `context`; `None` for a group analysed
+    /// with its module ([`ModuleSummaries::plan`]).
+    fn group(&self, group: u32, context: u32) -> Option<&'db LayerCost> {
+        if let Some(kept) = self.kept.borrow().get(&(group, context)) {
+            return *kept;
+        }
+        let kept = self.analyse(group, context);
+        self.kept.borrow_mut().insert((group, context), kept);
+        kept
+    }
+
+    fn analyse(&self, group: u32, context: u32) -> Option<&'db LayerCost> {
+        let db = self.db;
+        let plan = self.plan(group)?;
+        let mut lower = Vec::with_capacity(plan.lower.len());
+        for (c, home) in &plan.lower {
+            let (done, _) = self.group(*home, context)?.get(*c)?;
+            lower.push((c.0, done.shape().clone()));
+        }
+        let state: Vec<(u32, crate::cost::Shape)> = {
+            let contexts = self.contexts.borrow();
+            let full = contexts.get(context as usize)?;
+            plan.states
+                .iter()
+                .map(|s| (*s, full.get(*s as usize).cloned().unwrap_or_default()))
+                .collect()
+        };
+        let key = LayerState::new(db, self.module, plan.own, plan.others, state, lower);
+        layer_cost(db, key).as_deref()
+    }
+}
+
+impl crate::cost::Summaries for ModuleSummaries<'_> {
+    fn context(&self, state: &[crate::cost::Shape]) -> u32 {
+        // The analysis returns to states it met (rounds that start from equal shapes): they
+        // keep their number, so their groups' analyses are fetched once.
+        let mut contexts = self.contexts.borrow_mut();
+        match contexts.iter().position(|known| known.as_slice() == state) {
+            Some(at) => at as u32,
+            None => {
+                contexts.push(state.to_vec());
+                (contexts.len() - 1) as u32
+            }
+        }
+    }
+
+    fn get(
+        &self,
+        c: ir::ComputedId,
+        context: u32,
+    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+        let group = *self.layout.computed.get(c.index())?;
+        self.group(group, context)?.get(c)
+    }
 }
 
 /// The query bounds declared by the game of a module, by query. A query of its own so that the

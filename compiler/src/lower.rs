@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::check::ChunkIr;
 use crate::env::Scope;
 use crate::ir::{self, SrcSpan};
@@ -176,11 +178,11 @@ pub struct View<'a> {
     /// State slots, by id.
     pub state: Vec<&'a ir::StateSlot>,
     /// Tunables, by id.
-    pub tunables: Vec<&'a ir::Param>,
+    pub tunables: Arena<'a, ir::Param>,
     /// Computed values, by id.
-    pub computed: Vec<&'a ir::Computed>,
+    pub computed: Arena<'a, ir::Computed>,
     /// Functions, by id.
-    pub fns: Vec<&'a ir::Function>,
+    pub fns: Arena<'a, ir::Function>,
     /// Actions, by id.
     pub actions: Vec<&'a ir::Action>,
     /// The layers' blocks, in the program's layer order.
@@ -189,6 +191,47 @@ pub struct View<'a> {
     pub llms: Vec<&'a ir::LlmDef>,
     /// The enums in scope, by id.
     pub enums: &'a [crate::env::EnumInfo],
+}
+
+/// Definitions of one kind by id: every one of the module, or only those one part of the cost
+/// analysis reads (the analysis of one group of members, [`crate::cost::summarise`]), so that
+/// such a part neither fetches nor indexes the whole module.
+pub enum Arena<'a, T> {
+    /// Every definition, by id.
+    All(Vec<&'a T>),
+    /// Some definitions, by id.
+    Some(FxHashMap<u32, &'a T>),
+}
+
+impl<'a, T> Arena<'a, T> {
+    /// How many definitions the arena holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Arena::All(all) => all.len(),
+            Arena::Some(some) => some.len(),
+        }
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a, T> std::ops::Index<usize> for Arena<'a, T> {
+    type Output = T;
+
+    /// The definition of id `index`; a partial arena panics for one it was not given, which is
+    /// a bug of the part that made it (the analysis turns a panic into an internal error).
+    fn index(&self, index: usize) -> &T {
+        match self {
+            Arena::All(all) => all[index],
+            Arena::Some(some) => some
+                .get(&(index as u32))
+                .copied()
+                .unwrap_or_else(|| panic!("definition {index} is not in the partial view")),
+        }
+    }
 }
 
 /// The blocks of one layer in a [`View`], in source order.
@@ -241,11 +284,51 @@ pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, Str
         consts: dense(consts, "constant")?,
         config: dense(config, "config entry")?,
         state: dense(state, "state slot")?,
-        tunables: dense(tunables, "tunable")?,
-        computed: dense(computed, "computed value")?,
-        fns: dense(fns, "function")?,
+        tunables: Arena::All(dense(tunables, "tunable")?),
+        computed: Arena::All(dense(computed, "computed value")?),
+        fns: Arena::All(dense(fns, "function")?),
         actions: dense(actions, "action")?,
         layers,
+        llms: dense(llms, "LLM effect")?,
+        enums: &scope.enums,
+    })
+}
+
+/// The definitions a partial [`View`] is made of: the module's items (its constants, config
+/// entries and `llm` effects, all of them) and the computed values, functions and tunables one
+/// part of the analysis reads.
+pub struct Parts<'a> {
+    /// The chunks of the items, whose constants, config entries and effects are taken whole.
+    pub items: Vec<&'a ChunkIr>,
+    /// Computed values, by id.
+    pub computed: FxHashMap<u32, &'a ir::Computed>,
+    /// Functions, by id.
+    pub fns: FxHashMap<u32, &'a ir::Function>,
+    /// Tunables, by id.
+    pub tunables: FxHashMap<u32, &'a ir::Param>,
+}
+
+/// A view of part of a module's program: no state, actions or layer blocks; `Err` names an
+/// item that no chunk lowered, as [`view`] does.
+pub fn partial<'a>(scope: &'a Scope, parts: Parts<'a>) -> Result<View<'a>, String> {
+    let mut consts = BTreeMap::new();
+    let mut config = BTreeMap::new();
+    let mut llms = BTreeMap::new();
+    for chunk in &parts.items {
+        consts.extend(chunk.consts.iter().map(|(id, def)| (*id, def)));
+        config.extend(chunk.config.iter().map(|(id, def)| (*id, def)));
+        llms.extend(chunk.llms.iter().map(|(id, def)| (*id, def)));
+    }
+    Ok(View {
+        module: &scope.module,
+        consts: dense(consts, "constant")?,
+        config: dense(config, "config entry")?,
+        state: Vec::new(),
+        tunables: Arena::Some(parts.tunables),
+        computed: Arena::Some(parts.computed),
+        fns: Arena::Some(parts.fns),
+        actions: Vec::new(),
+        layers: Vec::new(),
         llms: dense(llms, "LLM effect")?,
         enums: &scope.enums,
     })

@@ -75,7 +75,11 @@ fn editing_one_computed_body_rechecks_only_that_member() {
     assert_eq!(ran.get("program"), None, "{log:#?}");
     assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("cost_diagnostics"), Some(&1), "{log:#?}");
-    assert_eq!(ran.len(), 10, "no other query runs: {log:#?}");
+    // Of its analyses per layer, only those of the computed values of the edited layer, whose
+    // chunks are new, are made again.
+    assert_eq!(ran.get("layer_reads"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("layer_cost"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 12, "no other query runs: {log:#?}");
 }
 
 #[test]
@@ -279,12 +283,29 @@ fn a_body_edit_validates_one_memo_per_group_not_per_member() {
             Some(&(layers + 1)),
             "{validated:?}"
         );
-        validated_by_size.push(validated.values().sum::<usize>());
+        // The cost bound keeps one analysis of each layer's computed values per state of the
+        // slots it meets ([`a_body_edit_analyses_again_only_the_computed_values_of_its_layer`]):
+        // those are validated per layer too, and counted apart.
+        let cost = ["layer_cost", "layer_reads"];
+        validated_by_size.push((
+            validated
+                .iter()
+                .filter(|(name, _)| !cost.contains(&name.as_str()))
+                .map(|(_, n)| n)
+                .sum::<usize>(),
+            validated.get("layer_reads").copied().unwrap_or(0),
+        ));
     }
-    let per_layer = (validated_by_size[1] - validated_by_size[0]) / 27;
+    let per_layer = (validated_by_size[1].0 - validated_by_size[0].0) / 27;
     assert!(
         per_layer <= 3,
         "{per_layer} memo validations per added layer: {validated_by_size:?}"
+    );
+    // What each layer's computed values read is validated once per layer.
+    assert_eq!(
+        validated_by_size[1].1 - validated_by_size[0].1,
+        27,
+        "{validated_by_size:?}"
     );
 }
 
@@ -322,4 +343,40 @@ fn cost_diagnostics_follow_an_edit_that_moves_them() {
         spans(&before),
         "the edit moves the later expressions"
     );
+}
+
+/// The cost analysis is kept per layer: after an edit inside one member's body, only the
+/// computed values of its layer are analysed again (in each state of the slots the analysis
+/// meets), those of every other layer are reused, and the report is the one a fresh workspace
+/// gives for the edited text.
+#[test]
+fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
+    let layers = 30;
+    let text = layered(layers);
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file("layered.harness", &text);
+    workspace.database().start_log();
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let cold = counts(&workspace.database().take_log());
+    // The edit also changes how `count7` grows, a slot that only layer 7 reads.
+    let edited = text.replacen(
+        "computed a7: Int = count7 + 1",
+        "computed a7: Int = count7 + 1 + 1",
+        1,
+    );
+    workspace.set_file("layered.harness", &edited);
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let log = workspace.database().take_log();
+    let ran = counts(&log);
+    let (cold_groups, groups) = (cold["layer_cost"], ran["layer_cost"]);
+    assert_eq!(cold_groups, layers * groups, "{log:#?}");
+
+    let mut fresh = Workspace::new(SignatureSet::default());
+    fresh.set_file("layered.harness", &edited);
+    assert_eq!(workspace.cost("demo.layered"), fresh.cost("demo.layered"));
+    assert_ne!(workspace.cost("demo.layered"), {
+        let mut before = Workspace::new(SignatureSet::default());
+        before.set_file("layered.harness", &text);
+        before.cost("demo.layered")
+    });
 }

@@ -55,7 +55,7 @@ pub(super) fn deep(shape: &Shape, ty: &Ty) -> Shape {
 }
 
 /// A bound with the sources of unboundedness met on the way.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Work {
     pub(super) steps: u64,
     pub(super) previews: u64,

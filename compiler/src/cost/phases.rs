@@ -17,7 +17,11 @@ impl<'p> Analyser<'p> {
         let everything: BTreeSet<ComputedId> =
             (0..p.computed.len() as u32).map(ComputedId).collect();
         self.recompute(&everything, false);
-        let shared = std::mem::take(&mut self.over);
+        let shared: Vec<(SrcSpan, u64)> = everything
+            .iter()
+            .filter_map(|c| self.computed.get(c))
+            .flat_map(|done| done.over.iter().copied())
+            .collect();
         let mut phases = Vec::new();
         let mut finish = |this: &mut Self, phase, w: Work| {
             let mut over = std::mem::take(&mut this.over);

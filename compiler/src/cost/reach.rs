@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 
 use super::Analyser;
-use crate::ir::{Action, ComputedId, Expr, ExprKind, FnId, MemberRef, Stmt};
+use crate::ir::{Action, ComputedId, Expr, ExprKind, FnId, MemberRef, StateId, Stmt, TunableId};
 
 /// What an expression refers to directly: a `sim.next`, computed values and functions.
-#[derive(Clone, Default)]
-pub(super) struct Reach {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reach {
     sim: bool,
     computed: Vec<ComputedId>,
     fns: Vec<FnId>,
@@ -41,6 +41,44 @@ impl crate::visit::Visit for Reach {
     }
 }
 
+/// What analysing a body needs besides itself: the functions it calls or passes, the members it
+/// reads, and whether it makes a preview (which walks the whole module).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Needs {
+    pub(crate) fns: Vec<FnId>,
+    pub(crate) tunables: Vec<TunableId>,
+    pub(crate) states: Vec<StateId>,
+    pub(crate) computed: Vec<ComputedId>,
+    pub(crate) preview: bool,
+}
+
+impl Needs {
+    /// Adds what `other` needs.
+    pub(crate) fn extend(&mut self, other: &Needs) {
+        self.fns.extend(other.fns.iter().copied());
+        self.tunables.extend(other.tunables.iter().copied());
+        self.states.extend(other.states.iter().copied());
+        self.computed.extend(other.computed.iter().copied());
+        self.preview |= other.preview;
+    }
+}
+
+impl crate::visit::Visit for Needs {
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::SimNext { .. } => self.preview = true,
+            ExprKind::CallFn { func, .. } | ExprKind::FnRef(func) => self.fns.push(*func),
+            ExprKind::Member(member) | ExprKind::SnapshotRead { member, .. } => match member {
+                MemberRef::Tunable(t) => self.tunables.push(*t),
+                MemberRef::State(s) => self.states.push(*s),
+                MemberRef::Computed(c) => self.computed.push(*c),
+            },
+            _ => {}
+        }
+        crate::visit::walk::expr(self, e);
+    }
+}
+
 /// The roots of a reachability question: expressions and statement lists.
 #[derive(Default)]
 pub(super) struct Roots<'p> {
@@ -51,12 +89,12 @@ pub(super) struct Roots<'p> {
 impl<'p> Analyser<'p> {
     /// Whether evaluating a computed value can reach `sim.next`.
     pub(super) fn reaches_sim(&mut self, c: ComputedId) -> bool {
-        if let Some(done) = self.sim[c.index()] {
-            return done;
+        if let Some(done) = self.sim.get(&c) {
+            return *done;
         }
-        self.sim[c.index()] = Some(false);
+        self.sim.insert(c, false);
         let found = self.expr_reaches_sim(&self.p.computed[c.index()].body.expr);
-        self.sim[c.index()] = Some(found);
+        self.sim.insert(c, found);
         found
     }
 
@@ -104,17 +142,28 @@ impl<'p> Analyser<'p> {
         found
     }
 
-    /// What a computed value's body refers to directly, walked on first use.
+    /// What a computed value's body refers to directly, walked on first use or read from its
+    /// kept analysis.
     pub(super) fn computed_reads(&mut self, c: ComputedId) -> &Reach {
-        let p = self.p;
-        self.computed_reads[c.index()]
-            .get_or_insert_with(|| Reach::of(&p.computed[c.index()].body.expr))
+        if !self.computed_reads.contains_key(&c) {
+            let reach = match self.kept(c) {
+                Some((done, reads)) => {
+                    self.computed.entry(c).or_insert(done);
+                    reads
+                }
+                None => Reach::of(&self.p.computed[c.index()].body.expr),
+            };
+            self.computed_reads.insert(c, reach);
+        }
+        &self.computed_reads[&c]
     }
 
     /// What a function's body refers to directly, walked on first use.
     pub(super) fn fn_reads(&mut self, f: FnId) -> &Reach {
         let p = self.p;
-        self.fn_reads[f.index()].get_or_insert_with(|| Reach::of(&p.fns[f.index()].body.expr))
+        self.fn_reads
+            .entry(f)
+            .or_insert_with(|| Reach::of(&p.fns[f.index()].body.expr))
     }
 
     /// The computed values read in any preview's successor snapshots, with what they read.

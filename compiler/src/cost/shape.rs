@@ -8,8 +8,8 @@ use crate::ir::Literal;
 use crate::types::Ty;
 
 /// What the analysis knows of a value.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Shape {
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
     /// For an `Int`: the interval it lies in.
     pub(super) lo: i128,
     pub(super) hi: i128,
@@ -21,6 +21,12 @@ pub(super) struct Shape {
     pub(super) elem: Option<Arc<Shape>>,
     /// A record's fields, when the record was built where the analysis saw it.
     pub(super) fields: Option<Arc<Vec<Shape>>>,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape::scalar()
+    }
 }
 
 impl Shape {

@@ -20,6 +20,7 @@ impl<'p> Analyser<'p> {
         // Initial values, in slot order: an initialiser reads only earlier slots. The slots
         // read are kept equal to `shapes` one slot at a time, not copied whole for each slot.
         self.state = shapes.clone();
+        self.initialising = true;
         for (i, slot) in p.state.iter().enumerate() {
             let mut locals = self.locals(&slot.init.frame);
             shapes[i] = self.expr(&slot.init.expr, &mut locals).1;
@@ -28,6 +29,7 @@ impl<'p> Analyser<'p> {
         // What the initialisers evaluated saw the slots after them unset: not the state of any
         // round, so none of it is kept for the rounds ([`Analyser::patch_round`]).
         self.forget();
+        self.initialising = false;
         // Patches may copy one slot into another: a few rounds reach the join of them all. A
         // slot that still changes after them (`+=` on a list, a new map key, `n = n + 1`)
         // changes by the same amount each round when it grows linearly. A round runs every
@@ -136,8 +138,9 @@ impl<'p> Analyser<'p> {
 
     /// Forgets the analysed computed values and function calls, which hold for one state.
     fn forget(&mut self) {
-        self.computed.iter_mut().for_each(|c| *c = None);
+        self.computed.clear();
         self.fns.clear();
+        self.context = None;
     }
 
     /// How many distinct values `ty` has, when few: `Bool`, an enum without payloads, an
