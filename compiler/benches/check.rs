@@ -13,6 +13,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use harness_compiler::Workspace;
 use harness_compiler::signatures::SignatureSet;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A well-formed harness of about `lines` lines: a stack of layers, each with state, computed
 /// values, functions, an action, a handler-free decide block and a revise block.
 fn generate(lines: usize) -> String {

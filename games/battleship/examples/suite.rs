@@ -8,6 +8,12 @@ use harness_battleship::reference::{
     Greedy, Mra, MraConfig, Policy, PresetVersion, Wma, play_paper_game, summarize,
 };
 
+/// The allocator of the `harness` binary (docs/decisions/0018), so that a side-by-side timing of
+/// this suite and `harness ablate` compares the language with the native policies, not two
+/// allocators.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let strategy = args.get(1).map_or("greedy", String::as_str);
