@@ -85,6 +85,15 @@ impl CallSite {
             builds: true,
         }
     }
+
+    /// The site of a call of `name` with `args`, typed `ty` by the checker: a call whose
+    /// arguments cannot hold elements walks none, and one whose result cannot builds none.
+    pub(crate) fn of_call(name: &str, args: &[Expr], ty: &Ty, natives: &Natives) -> Self {
+        let mut site = CallSite::resolve(name, natives);
+        site.walks = args.iter().any(|arg| may_hold_elements(&arg.ty));
+        site.builds = may_hold_elements(ty);
+        site
+    }
 }
 
 /// Whether a value of type `ty` may be a string or a collection, the values the budgets count
@@ -134,12 +143,25 @@ pub(crate) struct CallSites {
 impl CallSites {
     /// Resolves every builtin call of `program` against `natives`.
     pub(crate) fn new(program: &Program, natives: &Natives) -> Self {
-        let mut collect = Collect {
+        let mut sites = CallSites::default();
+        walk::program(
+            &mut Collect {
+                natives,
+                sites: &mut sites,
+            },
+            program,
+        );
+        sites
+    }
+
+    /// Adds the call sites of `e`, an expression outside the program that lives as long as the
+    /// sites do.
+    pub(crate) fn add(&mut self, e: &Expr, natives: &Natives) {
+        Collect {
             natives,
-            sites: CallSites::default(),
-        };
-        walk::program(&mut collect, program);
-        collect.sites
+            sites: self,
+        }
+        .expr(e);
     }
 
     /// The site whose name is `name`, a name inside the program the sites were built from.
@@ -151,15 +173,13 @@ impl CallSites {
 /// Collects the call sites of the expressions it visits.
 struct Collect<'a> {
     natives: &'a Natives,
-    sites: CallSites,
+    sites: &'a mut CallSites,
 }
 
 impl Visit for Collect<'_> {
     fn expr(&mut self, e: &Expr) {
         if let ExprKind::CallBuiltin { name, args } = &e.kind {
-            let mut site = CallSite::resolve(name, self.natives);
-            site.walks = args.iter().any(|arg| may_hold_elements(&arg.ty));
-            site.builds = may_hold_elements(&e.ty);
+            let site = CallSite::of_call(name, args, &e.ty, self.natives);
             self.sites.sites.insert(name.as_ptr() as usize, site);
         }
         walk::expr(self, e);

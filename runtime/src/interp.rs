@@ -16,6 +16,7 @@ use harness_compiler::ir::{
 use harness_compiler::types::Ty;
 
 use crate::calls::{CallSite, PreviewMethod, Target};
+use crate::compiled::Node;
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
@@ -23,6 +24,8 @@ use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, 
 use crate::machine::Machine;
 use crate::native::{NativeCtx, NativeError};
 use crate::ops;
+
+mod node;
 
 /// Nested expressions between two checks of the stack. Asking how much stack is left costs a
 /// thread-local read and keeps the evaluator from being inlined into itself; the guard's red
@@ -40,6 +43,8 @@ use crate::value::{RecordValue, Value, VariantValue};
 enum ClosureDef<'m> {
     /// `|a, b| body`: parameters are slots of the enclosing frame.
     Lambda(&'m [LocalId], &'m Expr),
+    /// A closure of a compiled body.
+    Compiled(&'m [LocalId], &'m Node),
     /// A `fn` passed by name.
     Fn(FnId),
 }
@@ -128,6 +133,27 @@ fn internal(span: SrcSpan, message: impl Into<String>) -> RuntimeError {
         span,
         format!("internal error: {}", message.into()),
     )
+}
+
+/// A `match` that no arm matched.
+fn no_arm(span: SrcSpan) -> RuntimeError {
+    internal(
+        span,
+        "no match arm matched; the checker should have proved one does",
+    )
+}
+
+/// The value of a builtin call whose checked type is `Float` when `float` holds. A generic
+/// numeric builtin over an empty collection (`[].sum()` of a `List<Float>`) sees no element to
+/// tell `Int` from `Float` and answers the integer zero; the call's checked type says which it
+/// is.
+fn builtin_result(value: Value, float: bool, span: SrcSpan) -> RtResult<Value> {
+    match value {
+        Value::Int(n) if float => {
+            Value::float(n as f64).ok_or_else(|| internal(span, "a non-finite conversion"))
+        }
+        value => Ok(value),
+    }
 }
 
 fn expect_bool(v: Value, span: SrcSpan) -> RtResult<bool> {
@@ -358,10 +384,10 @@ impl<'m> Eval<'m> {
                 .get(id.index())
                 .cloned()
                 .ok_or_else(|| internal(span, "constant read before it was evaluated")),
-            ExprKind::GameProperty(name) => self.query(name, &[], span),
+            ExprKind::GameProperty(name) => self.query(name.as_ptr() as usize, name, &[], span),
             ExprKind::GameCall { name, args } => {
                 let args = self.exprs(snap, frame, args)?;
-                self.query(name, &args, span)
+                self.query(name.as_ptr() as usize, name, &args, span)
             }
             ExprKind::CallFn { func, args } => {
                 let def = self
@@ -381,20 +407,13 @@ impl<'m> Eval<'m> {
                         }
                     }
                 }
-                let result = self.expr(snap, &mut callee, &def.body.expr);
+                let result = self.body(snap, &mut callee, *func);
                 self.give(callee);
                 result
             }
             ExprKind::CallBuiltin { name, args } => {
                 let value = self.builtin(snap, frame, name, args, span)?;
-                // A generic numeric builtin over an empty collection (`[].sum()` of a
-                // `List<Float>`) sees no element to tell `Int` from `Float` and answers the
-                // integer zero; the call's checked type says which it is.
-                match (value, &e.ty) {
-                    (Value::Int(n), Ty::Float) => Value::float(n as f64)
-                        .ok_or_else(|| internal(span, "a non-finite conversion")),
-                    (value, _) => Ok(value),
-                }
+                builtin_result(value, e.ty == Ty::Float, span)
             }
             ExprKind::Closure { params, body } => {
                 self.closures.push(ClosureDef::Lambda(params, body));
@@ -474,30 +493,7 @@ impl<'m> Eval<'m> {
             ExprKind::Binary(op, a, b) => {
                 let a = self.operand(snap, frame, a)?;
                 let b = self.operand(snap, frame, b)?;
-                // Numbers and booleans walk nothing and build nothing: the general path below
-                // would count zero for them, so they skip it.
-                if scalar(&a) && scalar(&b) {
-                    return ops::binary(*op, a, b, span);
-                }
-                // Only `+` builds (concatenated strings and lists); `in`, `==` and the other
-                // comparisons walk both operands in step, at most every element of the larger
-                // at every depth, as the checker's cost bound counts them. Counting stops past
-                // the budget left, which the charge then refuses.
-                let walked = match op {
-                    BinaryOp::Add => 0,
-                    _ => {
-                        let left = self.m.budget.saturating_sub(self.steps + self.work);
-                        compared_size(&a, left).max(compared_size(&b, left))
-                    }
-                };
-                if walked > 0 {
-                    self.charge(walked, 0, span)?;
-                }
-                let v = ops::binary(*op, a, b, span)?;
-                if *op == BinaryOp::Add {
-                    self.charge_built(&v, span)?;
-                }
-                Ok(v)
+                self.binary(*op, a, b, span)
             }
             ExprKind::If {
                 guards,
@@ -526,10 +522,7 @@ impl<'m> Eval<'m> {
                         return self.expr(snap, frame, &arm.body);
                     }
                 }
-                Err(internal(
-                    span,
-                    "no match arm matched; the checker should have proved one does",
-                ))
+                Err(no_arm(span))
             }
             ExprKind::Let {
                 pattern,
@@ -555,15 +548,57 @@ impl<'m> Eval<'m> {
                         &owned
                     }
                 };
-                match v {
-                    Value::Snapshot(other) => self.member(other, *member, span),
-                    other => Err(internal(
-                        span,
-                        format!("member read on {}", other.kind_name()),
-                    )),
-                }
+                self.snapshot_read(v, *member, span)
             }
         }
+    }
+
+    /// A member read in a successor snapshot.
+    fn snapshot_read(&mut self, v: &Value, member: MemberRef, span: SrcSpan) -> RtResult<Value> {
+        match v {
+            Value::Snapshot(other) => self.member(other, member, span),
+            other => Err(internal(
+                span,
+                format!("member read on {}", other.kind_name()),
+            )),
+        }
+    }
+
+    /// The body of `fn` `func` in `frame`, its arguments already in place.
+    fn body(&mut self, snap: &Snapshot, frame: &mut [Value], func: FnId) -> RtResult<Value> {
+        let m: &'m Machine = self.m;
+        match m.compiled.fns.get(func.index()) {
+            Some(body) => self.node(snap, frame, body),
+            None => Err(internal(SrcSpan::default(), "unknown fn")),
+        }
+    }
+
+    /// An infix operator other than `and` and `or` on evaluated operands.
+    fn binary(&mut self, op: BinaryOp, a: Value, b: Value, span: SrcSpan) -> RtResult<Value> {
+        // Numbers and booleans walk nothing and build nothing: the general path below would
+        // count zero for them, so they skip it.
+        if scalar(&a) && scalar(&b) {
+            return ops::binary(op, a, b, span);
+        }
+        // Only `+` builds (concatenated strings and lists); `in`, `==` and the other comparisons
+        // walk both operands in step, at most every element of the larger at every depth, as
+        // the checker's cost bound counts them. Counting stops past the budget left, which the
+        // charge then refuses.
+        let walked = match op {
+            BinaryOp::Add => 0,
+            _ => {
+                let left = self.m.budget.saturating_sub(self.steps + self.work);
+                compared_size(&a, left).max(compared_size(&b, left))
+            }
+        };
+        if walked > 0 {
+            self.charge(walked, 0, span)?;
+        }
+        let v = ops::binary(op, a, b, span)?;
+        if op == BinaryOp::Add {
+            self.charge_built(&v, span)?;
+        }
+        Ok(v)
     }
 
     /// A leaf that names a value already held (a local, a slot, a tunable or a memoised
@@ -682,9 +717,15 @@ impl<'m> Eval<'m> {
             .computed
             .get(id.index())
             .ok_or_else(|| internal(span, "unknown computed value"))?;
+        let m: &'m Machine = self.m;
+        let body = m
+            .compiled
+            .computed
+            .get(id.index())
+            .ok_or_else(|| internal(span, "unknown computed value"))?;
         let mut frame = self.take(def.body.frame.locals.len());
         self.deps.push(DepSet::default());
-        let result = self.expr(snap, &mut frame, &def.body.expr);
+        let result = self.node(snap, &mut frame, body);
         self.give(frame);
         let deps = self.deps.pop().unwrap_or_default();
         let value = result?;
@@ -701,9 +742,10 @@ impl<'m> Eval<'m> {
         Ok(value)
     }
 
-    fn query(&mut self, name: &'m str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
+    /// The game query `name` with `args`; `key`, the address of the name in the program,
+    /// keys the answers of argument-less queries read this turn.
+    fn query(&mut self, key: usize, name: &str, args: &[Value], span: SrcSpan) -> RtResult<Value> {
         self.dep(self.m.game_dep());
-        let key = name.as_ptr() as usize;
         if args.is_empty() {
             let version = self.game.view_version();
             if self.queries.0 != version {
@@ -741,7 +783,7 @@ impl<'m> Eval<'m> {
             .ok_or_else(|| internal(span, "unknown fn"))?;
         let mut frame = self.take(def.body.frame.locals.len().max(args.len()));
         frame[..args.len()].clone_from_slice(args);
-        let result = self.expr(snap, &mut frame, &def.body.expr);
+        let result = self.body(snap, &mut frame, func);
         self.give(frame);
         result
     }
@@ -816,14 +858,25 @@ impl<'m> Eval<'m> {
         let m: &'m Machine = self.m;
         // Every call site of the program was resolved when the machine was built; a name from
         // elsewhere is resolved here, counting whatever its arguments and result hold.
-        let unlisted;
-        let site = match m.calls.get(name) {
-            Some(site) => site,
+        match m.calls.get(name) {
+            Some(site) => self.call_site(snap, frame, name, site, args, span),
             None => {
-                unlisted = CallSite::resolve(name, &m.natives);
-                &unlisted
+                let unlisted = CallSite::resolve(name, &m.natives);
+                self.call_site(snap, frame, name, &unlisted, args, span)
             }
-        };
+        }
+    }
+
+    /// Calls the builtin `name`, resolved to `site`, with evaluated arguments.
+    fn call_site(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        site: &CallSite,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         let native = match &site.target {
             Target::Native(native) => native,
             Target::Preview(method) => {
@@ -876,12 +929,12 @@ impl<'m> Eval<'m> {
         };
         match def {
             Some(ClosureDef::Lambda(params, body)) => {
-                for (param, arg) in params.iter().zip(args) {
-                    if let Some(slot) = frame.get_mut(param.index()) {
-                        *slot = arg.clone();
-                    }
-                }
+                bind_params(params, args, frame);
                 self.expr(snap, frame, body)
+            }
+            Some(ClosureDef::Compiled(params, body)) => {
+                bind_params(params, args, frame);
+                self.node(snap, frame, body)
             }
             Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
             None => Err(internal(
@@ -1641,6 +1694,15 @@ fn scalar(v: &Value) -> bool {
         v,
         Value::Unit | Value::Int(_) | Value::Float(_) | Value::Bool(_)
     )
+}
+
+/// Assigns a closure's arguments to its parameters, slots of the enclosing frame.
+fn bind_params(params: &[LocalId], args: &[Value], frame: &mut [Value]) {
+    for (param, arg) in params.iter().zip(args) {
+        if let Some(slot) = frame.get_mut(param.index()) {
+            *slot = arg.clone();
+        }
+    }
 }
 
 fn local(frame: &[Value], id: LocalId, span: SrcSpan) -> RtResult<Value> {

@@ -14,6 +14,7 @@
 //! line renders them.
 
 mod calls;
+mod compiled;
 mod interp;
 mod ops;
 

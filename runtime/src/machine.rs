@@ -8,6 +8,7 @@ use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
 use harness_compiler::types::Ty;
 
 use crate::calls::CallSites;
+use crate::compiled::Compiled;
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::Phase;
 use crate::game::{Effect, Game, Observation};
@@ -68,6 +69,8 @@ pub struct Machine {
     pub(crate) natives: Natives,
     /// Every builtin call of the program, resolved to what it runs.
     pub(crate) calls: CallSites,
+    /// The bodies of the program's `fn`s and computed values, compiled.
+    pub(crate) compiled: Compiled,
     pub(crate) enabled: Vec<bool>,
     /// The enabled layers, bottom-up (dependency order).
     pub(crate) order: Vec<LayerId>,
@@ -202,10 +205,13 @@ impl Machine {
                     .collect()
             })
             .collect();
+        let mut calls = CallSites::new(&program, &natives);
+        let compiled = Compiled::new(&program, &natives, &mut calls);
         let mut machine = Machine {
             unit_variants,
             program: program.clone(),
-            calls: CallSites::new(&program, &natives),
+            calls,
+            compiled,
             natives,
             enabled,
             order,

@@ -1,0 +1,397 @@
+//! The evaluation of compiled bodies ([`crate::compiled`]).
+//!
+//! Every kind of node is evaluated as [`Eval::expr`] evaluates the expression it was compiled
+//! from: one step per node, counted before its operands, operands left to right, the same
+//! charges, dependencies and errors. Only the work a node did ahead is skipped: its call site's
+//! lookup, its literal's conversion and the dispatch on the expression tree.
+
+use std::sync::Arc;
+
+use harness_compiler::ir::{BinaryOp, SrcSpan};
+
+use super::{
+    ClosureDef, Eval, GUARD_EVERY, bind, builtin_result, expect_bool, index_value, internal, local,
+    no_arm,
+};
+use crate::calls::CallSite;
+use crate::compiled::{Node, NodeGuard, NodeKind};
+use crate::error::RtResult;
+use crate::snapshot::Snapshot;
+use crate::value::{RecordValue, Value};
+
+impl<'m> Eval<'m> {
+    /// Evaluates a compiled expression.
+    pub(super) fn node(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        n: &'m Node,
+    ) -> RtResult<Value> {
+        // The leaves are answered here, as `expr` answers them.
+        match &n.kind {
+            NodeKind::Local(id) => {
+                self.tick(n.span)?;
+                local(frame, *id, n.span)
+            }
+            NodeKind::Lit(value) => {
+                self.tick(n.span)?;
+                Ok(value.clone())
+            }
+            NodeKind::State(i) => {
+                self.tick(n.span)?;
+                self.dep(self.m.state_dep(*i));
+                Ok(snap.state(*i).clone())
+            }
+            NodeKind::Tunable(i) => {
+                self.tick(n.span)?;
+                self.dep(self.m.tunable_dep(*i));
+                Ok(snap.tunable(*i).clone())
+            }
+            NodeKind::Computed(id) if let Some(memo) = snap.memo(id.index()) => {
+                self.tick(n.span)?;
+                if let Some(top) = self.deps.last_mut() {
+                    top.union(&memo.deps);
+                }
+                Ok(memo.value.clone())
+            }
+            // The tree counts its own steps.
+            NodeKind::Tree(e) => self.expr(snap, frame, e),
+            NodeKind::Config(_) | NodeKind::Const(_) | NodeKind::Query { .. } | NodeKind::None => {
+                self.node_kind(snap, frame, n)
+            }
+            _ => {
+                self.depth += 1;
+                let v = if self.depth.is_multiple_of(GUARD_EVERY) {
+                    harness_grammar::stack::guarded(|| self.node_kind(snap, frame, n))
+                } else {
+                    self.node_kind(snap, frame, n)
+                };
+                self.depth -= 1;
+                v
+            }
+        }
+    }
+
+    /// [`Eval::node`] with a local read in place, as [`Eval::operand`] reads one.
+    #[inline(always)]
+    fn node_operand(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        n: &'m Node,
+    ) -> RtResult<Value> {
+        if let NodeKind::Local(id) = &n.kind {
+            self.tick(n.span)?;
+            return local(frame, *id, n.span);
+        }
+        self.node(snap, frame, n)
+    }
+
+    /// [`Eval::node`] on the current stack segment.
+    fn node_kind(&mut self, snap: &Snapshot, frame: &mut [Value], n: &'m Node) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let span = n.span;
+        match &n.kind {
+            NodeKind::Local(id) => local(frame, *id, span),
+            NodeKind::Lit(value) => Ok(value.clone()),
+            NodeKind::State(i) => {
+                self.dep(self.m.state_dep(*i));
+                Ok(snap.state(*i).clone())
+            }
+            NodeKind::Tunable(i) => {
+                self.dep(self.m.tunable_dep(*i));
+                Ok(snap.tunable(*i).clone())
+            }
+            NodeKind::Computed(id) => self.computed(snap, *id, span),
+            NodeKind::Config(i) => self
+                .m
+                .config
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| internal(span, "unknown config parameter")),
+            NodeKind::Const(i) => self
+                .m
+                .consts
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| internal(span, "constant read before it was evaluated")),
+            NodeKind::Query { key, name } => self.query(*key, name, &[], span),
+            NodeKind::CallFn {
+                func,
+                frame: n,
+                args,
+            } => {
+                // Arguments are evaluated straight into the callee's frame.
+                let mut callee = self.take(*n);
+                for (i, arg) in args.iter().enumerate() {
+                    match self.node_operand(snap, frame, arg) {
+                        Ok(v) => callee[i] = v,
+                        Err(e) => {
+                            self.give(callee);
+                            return Err(e);
+                        }
+                    }
+                }
+                let result = self.body(snap, &mut callee, *func);
+                self.give(callee);
+                result
+            }
+            NodeKind::Builtin {
+                name,
+                site,
+                args,
+                float,
+            } => {
+                let alive = self.closures.len();
+                let result = self.node_builtin(snap, frame, name, site, args, span);
+                // Closures created for this call die with it.
+                self.closures.truncate(alive);
+                builtin_result(result?, *float, span)
+            }
+            NodeKind::Closure { params, body } => {
+                self.closures.push(ClosureDef::Compiled(params, body));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            NodeKind::FnRef(func) => {
+                self.closures.push(ClosureDef::Fn(*func));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            NodeKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => {
+                let payload = self.nodes(snap, frame, payload)?;
+                self.m.variant(*enum_id, *index, payload, span)
+            }
+            NodeKind::Some(inner) => Ok(Value::some(self.node(snap, frame, inner)?)),
+            NodeKind::None => Ok(Value::none()),
+            NodeKind::Record { ty, fields } => {
+                let values = self.nodes(snap, frame, fields)?;
+                Ok(Value::Record(Arc::new(RecordValue {
+                    ty: ty.clone(),
+                    values,
+                })))
+            }
+            NodeKind::List(items) => {
+                let v = Value::list(self.nodes(snap, frame, items)?);
+                self.charge_built(&v, span)?;
+                Ok(v)
+            }
+            NodeKind::Field(base, index) => {
+                let field = |record: &Value| match record {
+                    Value::Record(r) => r
+                        .values
+                        .get(*index as usize)
+                        .cloned()
+                        .ok_or_else(|| internal(span, "record field out of range")),
+                    other => Err(internal(span, format!("field of {}", other.kind_name()))),
+                };
+                match self.node_leaf(snap, frame, base) {
+                    Some(record) => field(record?),
+                    None => field(&self.node(snap, frame, base)?),
+                }
+            }
+            NodeKind::Index(base, index) => {
+                if let Some(base) = self.node_held(snap, base) {
+                    let base = base?;
+                    let index = self.node(snap, frame, index)?;
+                    return index_value(base, &index, span);
+                }
+                let base = self.node(snap, frame, base)?;
+                let index = self.node(snap, frame, index)?;
+                index_value(&base, &index, span)
+            }
+            NodeKind::Unary(op, operand) => {
+                let v = self.node(snap, frame, operand)?;
+                crate::ops::unary(*op, v, span)
+            }
+            NodeKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
+                let a = expect_bool(self.node(snap, frame, a)?, span)?;
+                if a == (*op == BinaryOp::Or) {
+                    return Ok(Value::Bool(a));
+                }
+                Ok(Value::Bool(expect_bool(self.node(snap, frame, b)?, span)?))
+            }
+            NodeKind::Binary(op, a, b) => {
+                let a = self.node_operand(snap, frame, a)?;
+                let b = self.node_operand(snap, frame, b)?;
+                self.binary(*op, a, b, span)
+            }
+            NodeKind::If {
+                guards,
+                then,
+                otherwise,
+            } => {
+                if self.node_guards(snap, frame, guards)? {
+                    self.node(snap, frame, then)
+                } else {
+                    self.node(snap, frame, otherwise)
+                }
+            }
+            NodeKind::Match(scrutinee, arms) => {
+                // A slot or a memoised value is matched where it lies; a local is copied, since
+                // the arms' bindings write to the frame it lives in.
+                let owned;
+                let v = match self.node_held(snap, scrutinee) {
+                    Some(v) => v?,
+                    None => {
+                        owned = self.node(snap, frame, scrutinee)?;
+                        &owned
+                    }
+                };
+                for (pattern, body) in arms {
+                    if bind(pattern, v, frame)? {
+                        return self.node(snap, frame, body);
+                    }
+                }
+                Err(no_arm(span))
+            }
+            NodeKind::Let {
+                pattern,
+                value,
+                body,
+            } => {
+                let v = self.node(snap, frame, value)?;
+                if !bind(pattern, &v, frame)? {
+                    return Err(internal(pattern.span, "a `let` pattern did not match"));
+                }
+                self.node(snap, frame, body)
+            }
+            NodeKind::SnapshotRead { snapshot, member } => {
+                let owned;
+                let v = match self.node_leaf(snap, frame, snapshot) {
+                    Some(v) => v?,
+                    None => {
+                        owned = self.node(snap, frame, snapshot)?;
+                        &owned
+                    }
+                };
+                self.snapshot_read(v, *member, span)
+            }
+            // `node` walks a tree itself, before any step is counted for it.
+            NodeKind::Tree(_) => Err(internal(span, "an expression tree evaluated as a node")),
+        }
+    }
+
+    /// A node that names a value already held, read in place as [`Eval::leaf`] reads an
+    /// expression's.
+    fn node_leaf<'a>(
+        &mut self,
+        snap: &'a Snapshot,
+        frame: &'a [Value],
+        n: &Node,
+    ) -> Option<RtResult<&'a Value>> {
+        let NodeKind::Local(id) = &n.kind else {
+            return self.node_held(snap, n);
+        };
+        Some(self.tick(n.span).and_then(|()| {
+            frame
+                .get(id.index())
+                .ok_or_else(|| internal(n.span, "local out of frame"))
+        }))
+    }
+
+    /// [`Eval::node_leaf`] for the values that live in the snapshot, as [`Eval::held`].
+    fn node_held<'a>(&mut self, snap: &'a Snapshot, n: &Node) -> Option<RtResult<&'a Value>> {
+        let (value, dep) = match &n.kind {
+            NodeKind::State(i) => (snap.state(*i), self.m.state_dep(*i)),
+            NodeKind::Tunable(i) => (snap.tunable(*i), self.m.tunable_dep(*i)),
+            NodeKind::Computed(id) => {
+                let memo = snap.memo(id.index())?;
+                if let Err(error) = self.tick(n.span) {
+                    return Some(Err(error));
+                }
+                if let Some(top) = self.deps.last_mut() {
+                    top.union(&memo.deps);
+                }
+                return Some(Ok(&memo.value));
+            }
+            _ => return None,
+        };
+        if let Err(error) = self.tick(n.span) {
+            return Some(Err(error));
+        }
+        self.dep(dep);
+        Some(Ok(value))
+    }
+
+    fn nodes(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        ns: &'m [Node],
+    ) -> RtResult<Vec<Value>> {
+        let mut values = Vec::with_capacity(ns.len());
+        for n in ns {
+            values.push(self.node(snap, frame, n)?);
+        }
+        Ok(values)
+    }
+
+    /// Compiled guards, as [`Eval::guards`] evaluates them.
+    fn node_guards(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        guards: &'m [NodeGuard],
+    ) -> RtResult<bool> {
+        for guard in guards {
+            let holds = match guard {
+                NodeGuard::Cond(cond) => expect_bool(self.node(snap, frame, cond)?, cond.span)?,
+                NodeGuard::Let(pattern, value) => {
+                    let v = self.node(snap, frame, value)?;
+                    bind(pattern, &v, frame)?
+                }
+            };
+            if !holds {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A compiled builtin call's arguments and the call, as [`Eval::builtin`] makes them.
+    fn node_builtin(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        site: &'m CallSite,
+        args: &'m [Node],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
+        match args {
+            [] => return self.call_site(snap, frame, name, site, &[], span),
+            [a] => {
+                let a = self.node_operand(snap, frame, a)?;
+                return self.call_site(snap, frame, name, site, std::slice::from_ref(&a), span);
+            }
+            [a, b] => {
+                let a = self.node_operand(snap, frame, a)?;
+                let b = self.node_operand(snap, frame, b)?;
+                return self.call_site(snap, frame, name, site, &[a, b], span);
+            }
+            [a, b, c] => {
+                let a = self.node_operand(snap, frame, a)?;
+                let b = self.node_operand(snap, frame, b)?;
+                let c = self.node_operand(snap, frame, c)?;
+                return self.call_site(snap, frame, name, site, &[a, b, c], span);
+            }
+            _ => {}
+        }
+        let mut values = self.take(0);
+        for arg in args {
+            match self.node(snap, frame, arg) {
+                Ok(v) => values.push(v),
+                Err(e) => {
+                    self.give(values);
+                    return Err(e);
+                }
+            }
+        }
+        let result = self.call_site(snap, frame, name, site, &values, span);
+        self.give(values);
+        result
+    }
+}
