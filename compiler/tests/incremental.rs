@@ -222,26 +222,33 @@ fn layered(layers: usize) -> String {
     text
 }
 
+/// A checked workspace of `layered(layers)` after a one-line edit of layer 1's `a1`, with the
+/// queries of the re-check logged.
+fn edited_layered(layers: usize) -> Workspace {
+    let text = layered(layers);
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file("layered.harness", &text);
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    workspace.database().start_log();
+    workspace.set_file(
+        "layered.harness",
+        &text.replacen(
+            "computed a1: Int = count1 + 1",
+            "computed a1: Int = count1 + 1 + 1",
+            1,
+        ),
+    );
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    workspace
+}
+
 #[test]
 fn a_body_edit_reruns_the_same_queries_whatever_the_size_of_the_file() {
     // The queries an edit re-runs must not grow with the file: only the edited member's group
     // is parsed and checked; the rest are the per-file and whole-program collections.
     let mut ran_by_size = Vec::new();
     for layers in [3, 30] {
-        let text = layered(layers);
-        let mut workspace = Workspace::with_query_log(SignatureSet::default());
-        workspace.set_file("layered.harness", &text);
-        assert_eq!(workspace.diagnostics(), Vec::new());
-        workspace.database().start_log();
-        workspace.set_file(
-            "layered.harness",
-            &text.replacen(
-                "computed a1: Int = count1 + 1",
-                "computed a1: Int = count1 + 1 + 1",
-                1,
-            ),
-        );
-        assert_eq!(workspace.diagnostics(), Vec::new());
+        let workspace = edited_layered(layers);
         let log = workspace.database().take_log();
         let ran = counts(&log);
         assert_eq!(ran.get("check_group"), Some(&1), "{log:#?}");
@@ -259,20 +266,7 @@ fn a_body_edit_validates_one_memo_per_group_not_per_member() {
     // the one check that executes.
     let mut validated_by_size = Vec::new();
     for layers in [3, 30] {
-        let text = layered(layers);
-        let mut workspace = Workspace::with_query_log(SignatureSet::default());
-        workspace.set_file("layered.harness", &text);
-        assert_eq!(workspace.diagnostics(), Vec::new());
-        workspace.database().start_log();
-        workspace.set_file(
-            "layered.harness",
-            &text.replacen(
-                "computed a1: Int = count1 + 1",
-                "computed a1: Int = count1 + 1 + 1",
-                1,
-            ),
-        );
-        assert_eq!(workspace.diagnostics(), Vec::new());
+        let workspace = edited_layered(layers);
         let ran = counts(&workspace.database().take_log());
         assert_eq!(ran.get("check_group"), Some(&1), "{ran:?}");
         let validated = counts(&workspace.database().take_validated());
