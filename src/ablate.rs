@@ -189,7 +189,7 @@ pub fn ablate(
                     .map_err(|error| error.to_string())?;
             }
             folder
-                .record_game(unit, &played.record, &played.trace)
+                .record_game(unit, &played.record, &mut |file| played.write_trace(file))
                 .map_err(|error| error.to_string())?;
             hooks.progress(Progress::Finished(&played.record));
             Ok(())

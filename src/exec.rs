@@ -12,7 +12,7 @@ use std::sync::Arc;
 use harness_compiler::ir::Program;
 use harness_runtime::{
     Event, EventKind, GameKind, GameOptions, Limits, LlmCallLog, LlmHost, Machine, Phase,
-    RngStreams, Switches, TraceFile, run_episode_with_llm, to_json_lines,
+    RngStreams, Switches, TraceFile, run_episode_with_llm, write_json_lines,
 };
 
 use crate::folder::{ArmSettings, GameRecord};
@@ -43,10 +43,23 @@ pub struct Experiment {
 pub struct Played {
     /// The record.
     pub record: GameRecord,
-    /// The trace as JSON lines, the file table first.
-    pub trace: String,
+    /// The trace's first event: the program's files.
+    pub header: Event,
+    /// The episode's events, after the header.
+    pub events: Vec<Event>,
     /// Every LLM call with latency and attempts.
     pub llm_calls: Vec<LlmCallLog>,
+}
+
+impl Played {
+    /// Writes the trace as JSON lines, the file table first. The events are serialised
+    /// straight into `out` rather than into one text first: a trace runs to hundreds of
+    /// kilobytes, and a fresh buffer of that size per episode costs more in page faults than
+    /// its serialisation.
+    pub fn write_trace(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write_json_lines(out, std::slice::from_ref(&self.header))?;
+        write_json_lines(out, &self.events)
+    }
 }
 
 impl Experiment {
@@ -136,14 +149,13 @@ impl Experiment {
                         metrics: Default::default(),
                         costs: Default::default(),
                     },
-                    trace: to_json_lines(&[header]),
+                    header,
+                    events: Vec::new(),
                     llm_calls: Vec::new(),
                 };
             }
         };
         let result = run_episode_with_llm(&self.machines[unit.arm], game.as_mut(), llm);
-        let mut trace = to_json_lines(&[header]);
-        trace.push_str(&to_json_lines(&result.events));
         let record = GameRecord {
             arm: arm.name.clone(),
             instance: unit.instance.clone(),
@@ -169,7 +181,8 @@ impl Experiment {
         };
         Played {
             record,
-            trace,
+            header,
+            events: result.events,
             llm_calls: result.llm_calls,
         }
     }

@@ -30,6 +30,11 @@ use crate::plan::{Plan, Unit};
 /// The format tag written into every manifest; a folder with another tag is not ours.
 pub const FORMAT: &str = "harness-run/2";
 
+/// The buffer between a file of the folder and the code that writes it: large enough that a
+/// trace of a few hundred kilobytes goes out in a handful of system calls, small enough to
+/// stay out of the allocator's huge pages.
+const WRITE_BUFFER: usize = 64 << 10;
+
 /// What a run is: everything needed to redo it, resume it, or report on it without the game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -348,15 +353,16 @@ impl RunFolder {
             .join(format!("{}.{ext}", Self::stem(unit)))
     }
 
-    /// Records a finished episode and its trace. The trace is written first, so an episode that
-    /// counts as finished always has its trace.
+    /// Records a finished episode and its trace, which `trace` writes (as JSON lines) through
+    /// a buffered writer. The trace is written first, so an episode that counts as finished
+    /// always has its trace.
     pub fn record_game(
         &self,
         unit: &Unit,
         record: &GameRecord,
-        trace: &str,
+        trace: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
     ) -> Result<(), FolderError> {
-        self.write_bytes(&self.unit_path("traces", unit, "jsonl"), trace.as_bytes())?;
+        self.write_with(&self.unit_path("traces", unit, "jsonl"), trace)?;
         self.write_json(self.unit_path("games", unit, "json"), record)
     }
 
@@ -481,6 +487,16 @@ impl RunFolder {
     /// temporary file. The data is not fsynced: that would guard against a power cut, not an
     /// interruption, and would cost more than the games themselves on a fast suite.
     fn write_bytes(&self, relative: &Path, bytes: &[u8]) -> Result<(), FolderError> {
+        self.write_with(relative, &mut |file| file.write_all(bytes))
+    }
+
+    /// [`RunFolder::write_bytes`] for contents that `write` produces piece by piece, through a
+    /// buffer: a trace is written as it is serialised, never held whole in memory.
+    fn write_with(
+        &self,
+        relative: &Path,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), FolderError> {
         let path = self.root.join(relative);
         let io_error = |error| FolderError::Io(path.clone(), error);
         if let Some(parent) = path.parent() {
@@ -492,7 +508,11 @@ impl RunFolder {
         temporary.push(format!(".{}.tmp", std::process::id()));
         let temporary = PathBuf::from(temporary);
         let written = fs::File::create(&temporary)
-            .and_then(|mut file| file.write_all(bytes))
+            .and_then(|file| {
+                let mut file = io::BufWriter::with_capacity(WRITE_BUFFER, file);
+                write(&mut file)?;
+                file.flush()
+            })
             .and_then(|()| fs::rename(&temporary, &path));
         if let Err(error) = written {
             let _ = fs::remove_file(&temporary);
@@ -691,7 +711,9 @@ mod tests {
         let units = folder.manifest().plan.units();
         assert_eq!(folder.finished_game(&units[0]).unwrap(), None);
         folder
-            .record_game(&units[0], &record("i1"), "{\"turn\":1}\n")
+            .record_game(&units[0], &record("i1"), &mut |file| {
+                file.write_all(b"{\"turn\":1}\n")
+            })
             .unwrap();
         let reopened = RunFolder::open(&parent.join("run-1")).unwrap();
         assert_eq!(reopened.manifest(), &manifest("run-1"));
@@ -762,7 +784,11 @@ mod tests {
         let unit = folder.manifest().plan.units()[0].clone();
         // A directory where the record's file should go makes the rename fail.
         fs::create_dir_all(parent.join("run-3/games/l1/i1-s0.json/blocker")).unwrap();
-        assert!(folder.record_game(&unit, &record("i1"), "").is_err());
+        assert!(
+            folder
+                .record_game(&unit, &record("i1"), &mut |_| Ok(()))
+                .is_err()
+        );
         assert_eq!(temporaries(&parent.join("run-3")), Vec::<PathBuf>::new());
         fs::remove_dir_all(parent).unwrap();
     }

@@ -6,6 +6,7 @@
 //! still printed.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ use harness::load::{CompileError, Sources};
 use harness_compiler::ir::{Program, SrcSpan};
 use harness_runtime::{
     EpisodeResult, Event, EventKind, Limits, LlmHost, Machine, Phase, RngStreams, RuntimeError,
-    Switches, Value, run_episode_with_llm, to_json_lines,
+    Switches, Value, run_episode_with_llm, write_json_lines,
 };
 
 use crate::render;
@@ -130,9 +131,14 @@ fn run_inner(args: &RunArgs<'_>) -> Result<ExitCode, String> {
         eprintln!("note: {note}");
     }
     if let Some(trace) = args.trace {
-        let mut text = to_json_lines(&[trace_header(&sources.file_table(&program))]);
-        text.push_str(&to_json_lines(&result.events));
-        std::fs::write(trace, text)
+        let header = trace_header(&sources.file_table(&program));
+        std::fs::File::create(trace)
+            .and_then(|file| {
+                let mut file = std::io::BufWriter::new(file);
+                write_json_lines(&mut file, std::slice::from_ref(&header))?;
+                write_json_lines(&mut file, &result.events)?;
+                file.flush()
+            })
             .map_err(|e| format!("cannot write the trace to {}: {e}", trace.display()))?;
     }
     if args.json {

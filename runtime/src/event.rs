@@ -221,23 +221,51 @@ pub enum EventKind<V = Value> {
 impl<V: Serialize> Event<V> {
     /// The event as one line of JSON (without the newline).
     pub fn to_json_line(&self) -> String {
+        let mut line = Vec::new();
+        self.write_json_line(&mut line);
+        // serde_json writes UTF-8 only.
+        String::from_utf8(line).unwrap_or_default()
+    }
+
+    /// Appends the event as one line of JSON (without the newline) to `out`.
+    fn write_json_line(&self, out: &mut Vec<u8>) {
+        let start = out.len();
         // Serialising plain data with string keys cannot fail; the fallback keeps the trace
-        // well-formed JSON even if a future opaque value's serialisation did.
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            serde_json::json!({ "event": "serialisation_error", "message": e.to_string() })
-                .to_string()
-        })
+        // well-formed JSON even if a future opaque value's serialisation did, in place of
+        // whatever part of the event was written before the failure.
+        if let Err(e) = serde_json::to_writer(&mut *out, self) {
+            out.truncate(start);
+            let fallback =
+                serde_json::json!({ "event": "serialisation_error", "message": e.to_string() });
+            out.extend_from_slice(fallback.to_string().as_bytes());
+        }
     }
 }
 
 /// Renders a trace as JSON lines, one event per line.
 pub fn to_json_lines<V: Serialize>(events: &[Event<V>]) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing to memory cannot fail.
+    let _ = write_json_lines(&mut out, events);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes a trace as JSON lines, one event per line, to `out`: the bytes of
+/// [`to_json_lines`], without building the whole text first. Each event is serialised
+/// straight into one line buffer, reused from event to event, and handed to `out` in one
+/// piece, so a trace costs no allocation per event and no copy of the whole text.
+pub fn write_json_lines<V: Serialize>(
+    out: &mut dyn std::io::Write,
+    events: &[Event<V>],
+) -> std::io::Result<()> {
+    let mut line = Vec::with_capacity(512);
     for event in events {
-        out.push_str(&event.to_json_line());
-        out.push('\n');
+        line.clear();
+        event.write_json_line(&mut line);
+        line.push(b'\n');
+        out.write_all(&line)?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

@@ -61,7 +61,9 @@ pub use episode::{
     Agent, Costs, Decision, EndReason, EpisodeResult, EpisodeRun, run_episode, run_episode_with_llm,
 };
 pub use error::{ErrorCode, ErrorDetails, RtResult, RuntimeError};
-pub use event::{Event, EventKind, Phase, TraceEvent, TraceEventKind, TraceFile, to_json_lines};
+pub use event::{
+    Event, EventKind, Phase, TraceEvent, TraceEventKind, TraceFile, to_json_lines, write_json_lines,
+};
 pub use game::{Effect, Game, GameKind, Observation};
 pub use llm::{
     LlmAccounting, LlmAnswer, LlmCall, LlmCallLog, LlmFailureInfo, LlmFailureKind, LlmHost,

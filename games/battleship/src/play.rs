@@ -814,9 +814,16 @@ impl PosteriorValue {
     fn observe_answer(&self, region: u64, yes: bool, hypothetical: bool) -> PosteriorValue {
         let mut next = self.successor();
         if hypothetical {
-            let (epsilon, belief) = (self.epsilon, &self.belief);
+            // The two likelihoods, computed once rather than per sample: the factor of a
+            // sample depends only on whether it agrees with the answer.
+            let agree = self.belief.answer_likelihood(true, self.epsilon);
+            let disagree = self.belief.answer_likelihood(false, self.epsilon);
             let weights = self.reweighted(|union| {
-                belief.answer_likelihood((union & region != 0) == yes, epsilon)
+                if (union & region != 0) == yes {
+                    agree
+                } else {
+                    disagree
+                }
             });
             next.weights = Some(Arc::new(weights));
         } else {
