@@ -151,8 +151,9 @@ pub(crate) trait Summaries {
     /// A number naming the state whose slots have the shapes `state`, for [`Summaries::get`].
     fn context(&self, state: &[Shape]) -> u32;
     /// The analysis of the computed value `c` in the state `context`, with what its body reads
-    /// directly; `None` when it is to be analysed here.
-    fn get(&self, c: ComputedId, context: u32) -> Option<(Analysed, Reach)>;
+    /// directly; `None` when it is to be analysed here. Shared, so that the many reads of one
+    /// value copy no work or shape.
+    fn get(&self, c: ComputedId, context: u32) -> Option<(Arc<Analysed>, Arc<Reach>)>;
 }
 
 /// The analyses of the computed values `own` of a partial view `program` ([`Arena::Some`]) in
@@ -167,14 +168,14 @@ pub(crate) fn summarise(
     bounds: &BTreeMap<String, u64>,
     limit: u64,
     summaries: &dyn Summaries,
-) -> Vec<(ComputedId, Analysed, Reach)> {
+) -> Vec<(ComputedId, Arc<Analysed>, Arc<Reach>)> {
     let mut a = Analyser::new(program, bounds, limit, summaries);
     a.state = state;
     own.iter()
         .map(|&c| {
-            a.computed(c);
-            let done = a.computed.get(&c).cloned().unwrap_or_default();
-            (c, done, Reach::of(&program.computed[c.index()].body.expr))
+            let done = a.computed(c);
+            let reads = Arc::new(Reach::of(&program.computed[c.index()].body.expr));
+            (c, done, reads)
         })
         .collect()
 }
@@ -185,7 +186,7 @@ struct Analyser<'p> {
     limit: u64,
     consts: Vec<Option<Shape>>,
     /// Each computed value's body, analysed in the current state ([`Analysed`]).
-    computed: FxHashMap<ComputedId, Analysed>,
+    computed: FxHashMap<ComputedId, Arc<Analysed>>,
     /// Whether a computed value's evaluation can reach `sim.next`.
     sim: FxHashMap<ComputedId, bool>,
     state: Vec<Shape>,
@@ -203,7 +204,7 @@ struct Analyser<'p> {
     replies: HashMap<crate::ir::EnumId, Shape>,
     /// What each computed value's body refers to directly, walked once for all the
     /// reachability questions ([`Analyser::reach`]) instead of once per question.
-    computed_reads: FxHashMap<ComputedId, Reach>,
+    computed_reads: FxHashMap<ComputedId, Arc<Reach>>,
     /// The same for each function's body.
     fn_reads: FxHashMap<FnId, Reach>,
     /// Where analyses of computed values are kept ([`Summaries`]).
@@ -270,7 +271,7 @@ impl<'p> Analyser<'p> {
     }
 
     /// The analysis of `c` in the current state kept in [`Analyser::summaries`], if any.
-    fn kept(&mut self, c: ComputedId) -> Option<(Analysed, Reach)> {
+    fn kept(&mut self, c: ComputedId) -> Option<(Arc<Analysed>, Arc<Reach>)> {
         if self.initialising {
             return None;
         }
@@ -643,7 +644,7 @@ impl<'p> Analyser<'p> {
                 let param = &self.p.tunables[t.index()];
                 self.param_shape(param)
             }
-            MemberRef::Computed(c) => self.computed(c).1,
+            MemberRef::Computed(c) => self.computed(c).shape.clone(),
         }
     }
 
@@ -651,15 +652,14 @@ impl<'p> Analyser<'p> {
     /// evaluations are counted per snapshot by [`Analyser::recompute`]. The expressions over the
     /// limit in it are kept with it ([`Analyser::phases`] reports them), not among those of the
     /// walk that first read it: a read costs one step, so they do not explain that walk's bound.
-    fn computed(&mut self, c: ComputedId) -> (Work, Shape) {
+    fn computed(&mut self, c: ComputedId) -> Arc<Analysed> {
         if let Some(done) = self.computed.get(&c) {
-            return (done.work.clone(), done.shape.clone());
+            return done.clone();
         }
         if let Some((done, reads)) = self.kept(c) {
-            let result = (done.work.clone(), done.shape.clone());
-            self.computed.insert(c, done);
+            self.computed.insert(c, done.clone());
             self.computed_reads.entry(c).or_insert(reads);
-            return result;
+            return done;
         }
         let body: &'p Body = &self.p.computed[c.index()].body;
         let done = self.isolated(|this| {
@@ -669,9 +669,9 @@ impl<'p> Analyser<'p> {
             this.in_preview = saved;
             result
         });
-        let result = (done.work.clone(), done.shape.clone());
-        self.computed.insert(c, done);
-        result
+        let done = Arc::new(done);
+        self.computed.insert(c, done.clone());
+        done
     }
 
     /// Analyses a body with a list of its own for what it finds over the limit.
@@ -690,7 +690,7 @@ impl<'p> Analyser<'p> {
             if in_preview && self.reaches_sim(c) {
                 continue;
             }
-            total.plus(&self.computed(c).0);
+            total.plus(&self.computed(c).work);
         }
         total
     }

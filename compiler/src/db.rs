@@ -955,11 +955,18 @@ pub(crate) struct LayerState {
 /// reads directly ([`crate::cost::summarise`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct LayerCost {
-    computed: Vec<(ir::ComputedId, crate::cost::Analysed, crate::cost::Reach)>,
+    computed: Vec<(
+        ir::ComputedId,
+        Arc<crate::cost::Analysed>,
+        Arc<crate::cost::Reach>,
+    )>,
 }
 
 impl LayerCost {
-    fn get(&self, c: ir::ComputedId) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+    fn get(
+        &self,
+        c: ir::ComputedId,
+    ) -> Option<(Arc<crate::cost::Analysed>, Arc<crate::cost::Reach>)> {
         let at = self
             .computed
             .binary_search_by_key(&c, |(id, _, _)| *id)
@@ -1024,16 +1031,36 @@ pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Ar
         state,
         game_bounds(db, module),
         inputs.cost_limit(db),
-        &LowerShapes(key.lower(db)),
+        &LowerShapes::new(key.lower(db)),
     );
     Some(Arc::new(LayerCost { computed }))
 }
 
 /// The shapes of lower groups' computed values, as a group's analysis ([`layer_cost`]) reads
-/// them.
-struct LowerShapes<'a>(&'a [(u32, crate::cost::Shape)]);
+/// them: each made once into an analysis with that shape, which every read shares.
+struct LowerShapes {
+    computed: Vec<(u32, Arc<crate::cost::Analysed>)>,
+    reads: Arc<crate::cost::Reach>,
+}
 
-impl crate::cost::Summaries for LowerShapes<'_> {
+impl LowerShapes {
+    fn new(lower: &[(u32, crate::cost::Shape)]) -> Self {
+        LowerShapes {
+            computed: lower
+                .iter()
+                .map(|(id, shape)| {
+                    (
+                        *id,
+                        Arc::new(crate::cost::Analysed::of_shape(shape.clone())),
+                    )
+                })
+                .collect(),
+            reads: Arc::default(),
+        }
+    }
+}
+
+impl crate::cost::Summaries for LowerShapes {
     fn context(&self, _: &[crate::cost::Shape]) -> u32 {
         // The state of a group's analysis is its key's.
         0
@@ -1043,12 +1070,12 @@ impl crate::cost::Summaries for LowerShapes<'_> {
         &self,
         c: ir::ComputedId,
         _: u32,
-    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
-        let at = self.0.binary_search_by_key(&c.0, |(id, _)| *id).ok()?;
-        Some((
-            crate::cost::Analysed::of_shape(self.0[at].1.clone()),
-            crate::cost::Reach::default(),
-        ))
+    ) -> Option<(Arc<crate::cost::Analysed>, Arc<crate::cost::Reach>)> {
+        let at = self
+            .computed
+            .binary_search_by_key(&c.0, |(id, _)| *id)
+            .ok()?;
+        Some((self.computed[at].1.clone(), self.reads.clone()))
     }
 }
 
@@ -1196,7 +1223,7 @@ impl crate::cost::Summaries for ModuleSummaries<'_> {
         &self,
         c: ir::ComputedId,
         context: u32,
-    ) -> Option<(crate::cost::Analysed, crate::cost::Reach)> {
+    ) -> Option<(Arc<crate::cost::Analysed>, Arc<crate::cost::Reach>)> {
         let group = *self.layout.computed.get(c.index())?;
         self.group(group, context)?.get(c)
     }

@@ -3,20 +3,15 @@
 //! A builtin call names its implementation by a string (`Grid.index`, `List.max_by`,
 //! `Preview.expect`). Looking that name up in the registry is a walk of string comparisons, and an
 //! evaluator lives for one phase of one turn, so a cache per evaluator paid for every name again
-//! each phase. Instead every call site of the program is resolved when the machine is built. A site
-//! is keyed by the address of its name in the program, which the machine shares behind an `Arc`
-//! and never changes, so the address names that one site for the machine's life.
+//! each phase. Instead every call is resolved when the machine is built, and its compiled node
+//! (see [`crate::compiled`]) holds the resolved site.
 //!
 //! A site also keeps what the checker's types say about the call's cost accounting: a call whose
 //! arguments cannot be collections or strings walks no element, and one whose result cannot be
 //! one builds none, so the evaluator skips counting them.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-use harness_compiler::ir::{Expr, ExprKind, Program};
+use harness_compiler::ir::Expr;
 use harness_compiler::types::Ty;
-use harness_compiler::visit::{Visit, walk};
 
 use crate::native::{NativeFn, Natives};
 
@@ -72,7 +67,7 @@ pub(crate) struct CallSite {
 impl CallSite {
     /// The site calling `name`; without the types of its arguments and result, it counts
     /// whatever they turn out to hold.
-    pub(crate) fn resolve(name: &str, natives: &Natives) -> Self {
+    fn resolve(name: &str, natives: &Natives) -> Self {
         let target = match name.strip_prefix(PREVIEW_PREFIX) {
             Some(method) => Target::Preview(PreviewMethod::parse(method)),
             None => natives
@@ -109,79 +104,4 @@ fn may_hold_elements(ty: &Ty) -> bool {
             | Ty::Var(_)
             | Ty::Error
     )
-}
-
-/// Hashes the addresses that key [`CallSites`]: a multiplication spreads their bits, and folding
-/// the high half down keeps the low bits (which pick the bucket) from being the aligned
-/// address's zeroes.
-#[derive(Default)]
-pub(crate) struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        let x = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = x ^ (x >> 32);
-    }
-}
-
-/// Every builtin call site of a program, by the address of its name.
-#[derive(Default)]
-pub(crate) struct CallSites {
-    sites: HashMap<usize, CallSite, BuildHasherDefault<AddressHasher>>,
-}
-
-impl CallSites {
-    /// Resolves every builtin call of `program` against `natives`.
-    pub(crate) fn new(program: &Program, natives: &Natives) -> Self {
-        let mut sites = CallSites::default();
-        walk::program(
-            &mut Collect {
-                natives,
-                sites: &mut sites,
-            },
-            program,
-        );
-        sites
-    }
-
-    /// Adds the call sites of `e`, an expression outside the program that lives as long as the
-    /// sites do.
-    pub(crate) fn add(&mut self, e: &Expr, natives: &Natives) {
-        Collect {
-            natives,
-            sites: self,
-        }
-        .expr(e);
-    }
-
-    /// The site whose name is `name`, a name inside the program the sites were built from.
-    pub(crate) fn get(&self, name: &str) -> Option<&CallSite> {
-        self.sites.get(&(name.as_ptr() as usize))
-    }
-}
-
-/// Collects the call sites of the expressions it visits.
-struct Collect<'a> {
-    natives: &'a Natives,
-    sites: &'a mut CallSites,
-}
-
-impl Visit for Collect<'_> {
-    fn expr(&mut self, e: &Expr) {
-        if let ExprKind::CallBuiltin { name, args } = &e.kind {
-            let site = CallSite::of_call(name, args, &e.ty, self.natives);
-            self.sites.sites.insert(name.as_ptr() as usize, site);
-        }
-        walk::expr(self, e);
-    }
 }

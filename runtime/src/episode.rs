@@ -206,8 +206,7 @@ impl<'m> Agent<'m> {
         for (i, slot) in program.state.iter().enumerate() {
             if m.is_enabled(slot.layer) {
                 ev.retag(Phase::Start, Some(slot.layer));
-                let mut frame = Eval::frame(slot.init.frame.locals.len());
-                let value = ev.expr(&snap, &mut frame, &slot.init.expr)?;
+                let value = ev.state_init(&snap, i)?;
                 snap.set_state(i, value, m.state_dep(i));
             }
         }
@@ -423,8 +422,7 @@ impl<'m> Agent<'m> {
             ev.retag(Phase::Reflect, Some(layer));
             let mut first = None;
             for (i, block) in m.program.layers[layer.index()].revise.iter().enumerate() {
-                let mut frame = Eval::frame(block.frame.locals.len());
-                let held = ev.expr(&self.snap, &mut frame, &block.cond);
+                let held = ev.revise_gate(&self.snap, layer, i);
                 self.events.append(&mut ev.events);
                 let held = held?.as_bool().unwrap_or(false);
                 self.emit(
@@ -447,13 +445,11 @@ impl<'m> Agent<'m> {
         self.costs.absorb(&mut ev);
         for (layer, i) in chosen {
             ev.retag(Phase::Revise, Some(layer));
-            let block = &m.program.layers[layer.index()].revise[i];
-            let mut frame = Eval::frame(block.frame.locals.len());
             // A revise block is atomic like an action: it runs on a copy that replaces the
             // working snapshot only when every statement succeeded.
             let mut work = self.snap.clone();
             let mut log = StepLog::default();
-            let result = ev.stmts(&mut work, &mut frame, &block.body, layer, &mut log);
+            let result = ev.revise(&mut work, layer, i, &mut log);
             self.events.append(&mut ev.events);
             self.llm_calls.append(&mut ev.llm_calls);
             self.costs.absorb(&mut ev);
@@ -481,14 +477,9 @@ impl<'m> Agent<'m> {
             for &layer in m.order.iter().rev() {
                 ev.retag(Phase::Decide, Some(layer));
                 for (i, rule) in m.program.layers[layer.index()].decide.iter().enumerate() {
-                    let mut frame = Eval::frame(rule.frame.locals.len());
-                    if !ev.guards(&self.snap, &mut frame, &rule.guards)? {
+                    let Some(args) = ev.rule(&self.snap, layer, i)? else {
                         continue;
-                    }
-                    let mut args = Vec::with_capacity(rule.args.len());
-                    for arg in &rule.args {
-                        args.push(ev.expr(&self.snap, &mut frame, arg)?);
-                    }
+                    };
                     if ev.available(&self.snap, rule.action, &args)? {
                         return Ok(Decision {
                             layer,
@@ -602,7 +593,7 @@ impl<'m> Agent<'m> {
         let step = ev.step(
             &mut self.snap,
             decision.action,
-            decision.args.clone(),
+            &decision.args,
             decision.span,
         );
         self.events.append(&mut ev.events);

@@ -6,17 +6,15 @@
 //! are alive during a builtin call in a stack, so that a closure is a plain index while it is
 //! passed around and disappears when the call returns.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use harness_compiler::ir::{
-    ActionId, BinaryOp, ComputedId, Expr, ExprKind, FnId, Guard, LayerId, LlmId, LocalId,
-    MemberRef, Pattern, PatternKind, PlaceStep, SrcSpan, Stmt, StmtKind,
+    ActionId, BinaryOp, ComputedId, FnId, LayerId, LlmId, LocalId, MemberRef, Pattern, PatternKind,
+    SrcSpan, StateId,
 };
-use harness_compiler::types::Ty;
 
 use crate::calls::{CallSite, PreviewMethod, Target};
-use crate::compiled::Node;
+use crate::compiled::{Node, NodePlaceStep, NodeStmt, NodeStmtKind};
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
@@ -36,15 +34,13 @@ const GUARD_EVERY: u32 = 4;
 /// How far a model's probability may stray outside 0..=1 (and their sum above 1) by rounding.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
 use crate::snapshot::{DepSet, Memo, Preview, Snapshot};
-use crate::value::{RecordValue, Value, VariantValue};
+use crate::value::{Value, VariantValue};
 
 /// A closure alive during a builtin call.
 #[derive(Clone, Copy)]
 enum ClosureDef<'m> {
     /// `|a, b| body`: parameters are slots of the enclosing frame.
-    Lambda(&'m [LocalId], &'m Expr),
-    /// A closure of a compiled body.
-    Compiled(&'m [LocalId], &'m Node),
+    Lambda(&'m [LocalId], &'m Node),
     /// A `fn` passed by name.
     Fn(FnId),
 }
@@ -97,6 +93,9 @@ pub(crate) struct Eval<'m> {
     /// together with `steps`, but kept apart so that the steps a trace records stay the
     /// evaluated nodes alone.
     work: u64,
+    /// The steps the budget allows while `work` stands: the budget less `work`, kept so that
+    /// the check of every step is one comparison.
+    step_limit: u64,
     /// The bytes of collections and strings built this turn, against the memory budget.
     memory: u64,
     /// The `sim.next` previews made.
@@ -173,6 +172,7 @@ impl<'m> Eval<'m> {
             game,
             steps: 0,
             work: 0,
+            step_limit: m.budget,
             memory: 0,
             previews: 0,
             counted: (0, 0),
@@ -208,7 +208,8 @@ impl<'m> Eval<'m> {
     #[inline]
     fn tick(&mut self, span: SrcSpan) -> RtResult<()> {
         self.steps += 1;
-        if self.steps + self.work > self.m.budget {
+        // `steps + work > budget`, with `work` already subtracted.
+        if self.steps > self.step_limit {
             return Err(self.out_of_steps(span));
         }
         Ok(())
@@ -232,6 +233,7 @@ impl<'m> Eval<'m> {
     /// budget, and the bytes it built against the memory budget.
     fn charge(&mut self, elements: u64, bytes: u64, span: SrcSpan) -> RtResult<()> {
         self.work = self.work.saturating_add(elements);
+        self.step_limit = self.m.budget.saturating_sub(self.work);
         if self.steps.saturating_add(self.work) > self.m.budget {
             return Err(RuntimeError::new(
                 ErrorCode::BudgetExhausted,
@@ -280,16 +282,12 @@ impl<'m> Eval<'m> {
         }
     }
 
-    /// A fresh frame for a body with `n` locals.
-    pub(crate) fn frame(n: usize) -> Vec<Value> {
-        vec![Value::Unit; n]
-    }
-
     /// A frame of `n` unit slots, from the pool when one is spare.
     fn take(&mut self, n: usize) -> Vec<Value> {
         let mut frame = self.pool.pop().unwrap_or_default();
         frame.clear();
-        frame.resize(n, Value::Unit);
+        // Writing each slot's unit in place: `resize` would clone a unit value into each.
+        frame.extend(std::iter::repeat_with(|| Value::Unit).take(n));
         frame
     }
 
@@ -302,255 +300,75 @@ impl<'m> Eval<'m> {
         }
     }
 
-    /// Evaluates an expression.
-    pub(crate) fn expr(
+    /// Evaluates a compiled body with `locals` locals, in a frame of its own.
+    pub(crate) fn body_value(
         &mut self,
         snap: &Snapshot,
-        frame: &mut [Value],
-        e: &'m Expr,
+        body: &'m Node,
+        locals: usize,
     ) -> RtResult<Value> {
-        // A leaf does not recurse, so it needs no check of the stack's depth. The commonest
-        // leaves (a local, a literal, a slot, a memoised computed value) are answered here, with
-        // the same step counted first, which spares them the call into `expr_kind`'s large frame.
-        match &e.kind {
-            ExprKind::Local(id) => {
-                self.tick(e.span)?;
-                local(frame, *id, e.span)
-            }
-            ExprKind::Lit(lit) => {
-                self.tick(e.span)?;
-                ops::literal(lit, e.span)
-            }
-            ExprKind::Member(member @ (MemberRef::State(_) | MemberRef::Tunable(_))) => {
-                self.tick(e.span)?;
-                self.member(snap, *member, e.span)
-            }
-            ExprKind::Member(MemberRef::Computed(id)) if let Some(memo) = snap.memo(id.index()) => {
-                self.tick(e.span)?;
-                if let Some(top) = self.deps.last_mut() {
-                    top.union(&memo.deps);
-                }
-                Ok(memo.value.clone())
-            }
-            ExprKind::Config(_)
-            | ExprKind::Const(_)
-            | ExprKind::GameProperty(_)
-            | ExprKind::None
-            | ExprKind::EmptyMap => self.expr_kind(snap, frame, e),
-            _ => {
-                self.depth += 1;
-                let v = if self.depth.is_multiple_of(GUARD_EVERY) {
-                    harness_grammar::stack::guarded(|| self.expr_kind(snap, frame, e))
-                } else {
-                    self.expr_kind(snap, frame, e)
-                };
-                self.depth -= 1;
-                v
-            }
-        }
+        let mut frame = self.take(locals);
+        let value = self.node(snap, &mut frame, body);
+        self.give(frame);
+        value
     }
 
-    /// [`Eval::expr`] with a local read in place. A local is the commonest operand of a call
-    /// or an operator (a quarter of the evaluated nodes on the bundled harnesses), and reading
-    /// it here spares the call into `expr` and that function's saved registers. (Reading a
-    /// memoised computed value here too made the evaluator slower: the larger inlined code cost
-    /// more than the calls it saved.)
-    #[inline(always)]
-    fn operand(&mut self, snap: &Snapshot, frame: &mut [Value], e: &'m Expr) -> RtResult<Value> {
-        if let ExprKind::Local(id) = &e.kind {
-            self.tick(e.span)?;
-            return local(frame, *id, e.span);
-        }
-        self.expr(snap, frame, e)
+    /// The initial value of state slot `slot`.
+    pub(crate) fn state_init(&mut self, snap: &Snapshot, slot: usize) -> RtResult<Value> {
+        let m = self.m;
+        let locals = m.program.state[slot].init.frame.locals.len();
+        self.body_value(snap, &m.compiled.state[slot], locals)
     }
 
-    /// [`Eval::expr`] on the current stack segment.
-    fn expr_kind(&mut self, snap: &Snapshot, frame: &mut [Value], e: &'m Expr) -> RtResult<Value> {
-        self.tick(e.span)?;
-        let span = e.span;
-        match &e.kind {
-            ExprKind::Lit(lit) => ops::literal(lit, span),
-            ExprKind::Local(id) => local(frame, *id, span),
-            ExprKind::Member(member) => self.member(snap, *member, span),
-            ExprKind::Config(id) => self
-                .m
-                .config
-                .get(id.index())
-                .cloned()
-                .ok_or_else(|| internal(span, "unknown config parameter")),
-            ExprKind::Const(id) => self
-                .m
-                .consts
-                .get(id.index())
-                .cloned()
-                .ok_or_else(|| internal(span, "constant read before it was evaluated")),
-            ExprKind::GameProperty(name) => self.query(name.as_ptr() as usize, name, &[], span),
-            ExprKind::GameCall { name, args } => {
-                let args = self.exprs(snap, frame, args)?;
-                self.query(name.as_ptr() as usize, name, &args, span)
-            }
-            ExprKind::CallFn { func, args } => {
-                let def = self
-                    .m
-                    .program
-                    .fns
-                    .get(func.index())
-                    .ok_or_else(|| internal(span, "unknown fn"))?;
-                // Arguments are evaluated straight into the callee's frame.
-                let mut callee = self.take(def.body.frame.locals.len().max(args.len()));
-                for (i, arg) in args.iter().enumerate() {
-                    match self.operand(snap, frame, arg) {
-                        Ok(v) => callee[i] = v,
-                        Err(e) => {
-                            self.give(callee);
-                            return Err(e);
-                        }
-                    }
-                }
-                let result = self.body(snap, &mut callee, *func);
-                self.give(callee);
-                result
-            }
-            ExprKind::CallBuiltin { name, args } => {
-                let value = self.builtin(snap, frame, name, args, span)?;
-                builtin_result(value, e.ty == Ty::Float, span)
-            }
-            ExprKind::Closure { params, body } => {
-                self.closures.push(ClosureDef::Lambda(params, body));
-                Ok(Value::Closure((self.closures.len() - 1) as u32))
-            }
-            ExprKind::FnRef(func) => {
-                self.closures.push(ClosureDef::Fn(*func));
-                Ok(Value::Closure((self.closures.len() - 1) as u32))
-            }
-            ExprKind::Variant {
-                enum_id,
-                index,
-                payload,
-            } => {
-                let payload = self.exprs(snap, frame, payload)?;
-                self.m.variant(*enum_id, *index, payload, span)
-            }
-            ExprKind::Some(inner) => Ok(Value::some(self.expr(snap, frame, inner)?)),
-            ExprKind::None => Ok(Value::none()),
-            ExprKind::Record(fields) => {
-                let values = self.exprs(snap, frame, fields)?;
-                match &e.ty {
-                    Ty::Record(ty) => Ok(Value::Record(Arc::new(RecordValue {
-                        ty: ty.clone(),
-                        values,
-                    }))),
-                    other => Err(internal(span, format!("record literal of type {other}"))),
-                }
-            }
-            ExprKind::List(items) => {
-                let v = Value::list(self.exprs(snap, frame, items)?);
-                self.charge_built(&v, span)?;
-                Ok(v)
-            }
-            ExprKind::Set(items) => {
-                let items: BTreeSet<Value> = self.exprs(snap, frame, items)?.into_iter().collect();
-                let v = Value::Set(Arc::new(items));
-                self.charge_built(&v, span)?;
-                Ok(v)
-            }
-            ExprKind::EmptyMap => Ok(Value::Map(Arc::default())),
-            ExprKind::Field(base, index) => {
-                let field = |record: &Value| match record {
-                    Value::Record(r) => r
-                        .values
-                        .get(*index as usize)
-                        .cloned()
-                        .ok_or_else(|| internal(span, "record field out of range")),
-                    other => Err(internal(span, format!("field of {}", other.kind_name()))),
-                };
-                match self.leaf(snap, frame, base) {
-                    Some(record) => field(record?),
-                    None => field(&self.expr(snap, frame, base)?),
-                }
-            }
-            ExprKind::Index(base, index) => {
-                if let Some(base) = self.held(snap, base) {
-                    let base = base?;
-                    let index = self.expr(snap, frame, index)?;
-                    return index_value(base, &index, span);
-                }
-                let base = self.expr(snap, frame, base)?;
-                let index = self.expr(snap, frame, index)?;
-                index_value(&base, &index, span)
-            }
-            ExprKind::Unary(op, operand) => {
-                let v = self.expr(snap, frame, operand)?;
-                ops::unary(*op, v, span)
-            }
-            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
-                let a = expect_bool(self.expr(snap, frame, a)?, span)?;
-                if a == (*op == BinaryOp::Or) {
-                    return Ok(Value::Bool(a));
-                }
-                Ok(Value::Bool(expect_bool(self.expr(snap, frame, b)?, span)?))
-            }
-            ExprKind::Binary(op, a, b) => {
-                let a = self.operand(snap, frame, a)?;
-                let b = self.operand(snap, frame, b)?;
-                self.binary(*op, a, b, span)
-            }
-            ExprKind::If {
-                guards,
-                then,
-                otherwise,
-            } => {
-                if self.guards(snap, frame, guards)? {
-                    self.expr(snap, frame, then)
-                } else {
-                    self.expr(snap, frame, otherwise)
-                }
-            }
-            ExprKind::Match(scrutinee, arms) => {
-                // A slot or a memoised value is matched where it lies; a local is copied, since
-                // the arms' bindings write to the frame it lives in.
-                let owned;
-                let v = match self.held(snap, scrutinee) {
-                    Some(v) => v?,
-                    None => {
-                        owned = self.expr(snap, frame, scrutinee)?;
-                        &owned
-                    }
-                };
-                for arm in arms {
-                    if bind(&arm.pattern, v, frame)? {
-                        return self.expr(snap, frame, &arm.body);
-                    }
-                }
-                Err(no_arm(span))
-            }
-            ExprKind::Let {
-                pattern,
-                value,
-                body,
-            } => {
-                let v = self.expr(snap, frame, value)?;
-                if !bind(pattern, &v, frame)? {
-                    return Err(internal(pattern.span, "a `let` pattern did not match"));
-                }
-                self.expr(snap, frame, body)
-            }
-            ExprKind::SimNext { action, args } => {
-                let args = self.exprs(snap, frame, args)?;
-                self.sim_next(snap, *action, args, span)
-            }
-            ExprKind::SnapshotRead { snapshot, member } => {
-                let owned;
-                let v = match self.leaf(snap, frame, snapshot) {
-                    Some(v) => v?,
-                    None => {
-                        owned = self.expr(snap, frame, snapshot)?;
-                        &owned
-                    }
-                };
-                self.snapshot_read(v, *member, span)
-            }
-        }
+    /// The gate of revise block `i` of `layer`.
+    pub(crate) fn revise_gate(
+        &mut self,
+        snap: &Snapshot,
+        layer: LayerId,
+        i: usize,
+    ) -> RtResult<Value> {
+        let m = self.m;
+        let locals = m.program.layers[layer.index()].revise[i].frame.locals.len();
+        self.body_value(
+            snap,
+            &m.compiled.layers[layer.index()].revise[i].cond,
+            locals,
+        )
+    }
+
+    /// Runs the body of revise block `i` of `layer` on `snap`.
+    pub(crate) fn revise(
+        &mut self,
+        snap: &mut Snapshot,
+        layer: LayerId,
+        i: usize,
+        log: &mut StepLog,
+    ) -> RtResult<()> {
+        let m = self.m;
+        let mut frame = self.take(m.program.layers[layer.index()].revise[i].frame.locals.len());
+        let body = &m.compiled.layers[layer.index()].revise[i].body;
+        let ran = self.stmts(snap, &mut frame, body, layer, log);
+        self.give(frame);
+        ran
+    }
+
+    /// The arguments of decide rule `i` of `layer` when its guards hold, `None` when one fails.
+    pub(crate) fn rule(
+        &mut self,
+        snap: &Snapshot,
+        layer: LayerId,
+        i: usize,
+    ) -> RtResult<Option<Vec<Value>>> {
+        let m = self.m;
+        let rule = &m.compiled.layers[layer.index()].decide[i];
+        let mut frame = self.take(m.program.layers[layer.index()].decide[i].frame.locals.len());
+        let args = match self.node_guards(snap, &mut frame, &rule.guards) {
+            Ok(true) => self.nodes(snap, &mut frame, &rule.args).map(Some),
+            Ok(false) => Ok(None),
+            Err(error) => Err(error),
+        };
+        self.give(frame);
+        args
     }
 
     /// A member read in a successor snapshot.
@@ -599,89 +417,6 @@ impl<'m> Eval<'m> {
             self.charge_built(&v, span)?;
         }
         Ok(v)
-    }
-
-    /// A leaf that names a value already held (a local, a slot, a tunable or a memoised
-    /// computed value), read in place: the step and the dependency are counted as
-    /// [`Eval::expr`] counts them, without copying the value out. `None` for any other
-    /// expression, which the caller evaluates.
-    fn leaf<'a>(
-        &mut self,
-        snap: &'a Snapshot,
-        frame: &'a [Value],
-        e: &Expr,
-    ) -> Option<RtResult<&'a Value>> {
-        let ExprKind::Local(id) = &e.kind else {
-            return self.held(snap, e);
-        };
-        Some(self.tick(e.span).and_then(|()| {
-            frame
-                .get(id.index())
-                .ok_or_else(|| internal(e.span, "local out of frame"))
-        }))
-    }
-
-    /// [`Eval::leaf`] for the leaves that live in the snapshot: slots, tunables and memoised
-    /// computed values.
-    fn held<'a>(&mut self, snap: &'a Snapshot, e: &Expr) -> Option<RtResult<&'a Value>> {
-        let ExprKind::Member(member) = &e.kind else {
-            return None;
-        };
-        let (value, dep) = match *member {
-            MemberRef::State(id) => (snap.state(id.index()), self.m.state_dep(id.index())),
-            MemberRef::Tunable(id) => (snap.tunable(id.index()), self.m.tunable_dep(id.index())),
-            MemberRef::Computed(id) => {
-                let memo = snap.memo(id.index())?;
-                if let Err(error) = self.tick(e.span) {
-                    return Some(Err(error));
-                }
-                if let Some(top) = self.deps.last_mut() {
-                    top.union(&memo.deps);
-                }
-                return Some(Ok(&memo.value));
-            }
-        };
-        if let Err(error) = self.tick(e.span) {
-            return Some(Err(error));
-        }
-        self.dep(dep);
-        Some(Ok(value))
-    }
-
-    fn exprs(
-        &mut self,
-        snap: &Snapshot,
-        frame: &mut [Value],
-        es: &'m [Expr],
-    ) -> RtResult<Vec<Value>> {
-        // One allocation of the exact size: collecting through `Result` would grow the vector.
-        let mut values = Vec::with_capacity(es.len());
-        for e in es {
-            values.push(self.expr(snap, frame, e)?);
-        }
-        Ok(values)
-    }
-
-    /// Evaluates guards left to right; false at the first that fails.
-    pub(crate) fn guards(
-        &mut self,
-        snap: &Snapshot,
-        frame: &mut [Value],
-        guards: &'m [Guard],
-    ) -> RtResult<bool> {
-        for guard in guards {
-            let holds = match guard {
-                Guard::Cond(cond) => expect_bool(self.expr(snap, frame, cond)?, cond.span)?,
-                Guard::Let(pattern, value) => {
-                    let v = self.expr(snap, frame, value)?;
-                    bind(pattern, &v, frame)?
-                }
-            };
-            if !holds {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 
     fn member(&mut self, snap: &Snapshot, member: MemberRef, span: SrcSpan) -> RtResult<Value> {
@@ -788,85 +523,6 @@ impl<'m> Eval<'m> {
         result
     }
 
-    fn builtin(
-        &mut self,
-        snap: &Snapshot,
-        frame: &mut [Value],
-        name: &'m str,
-        args: &'m [Expr],
-        span: SrcSpan,
-    ) -> RtResult<Value> {
-        let alive = self.closures.len();
-        let result = self.builtin_inner(snap, frame, name, args, span);
-        // Closures created for this call die with it.
-        self.closures.truncate(alive);
-        result
-    }
-
-    fn builtin_inner(
-        &mut self,
-        snap: &Snapshot,
-        frame: &mut [Value],
-        name: &'m str,
-        args: &'m [Expr],
-        span: SrcSpan,
-    ) -> RtResult<Value> {
-        // Most builtins take a receiver and an argument or two: their values stay on the stack,
-        // in an array of exactly their number, so that no placeholder is written and dropped.
-        match args {
-            [] => return self.call_builtin(snap, frame, name, &[], span),
-            [a] => {
-                let a = self.operand(snap, frame, a)?;
-                return self.call_builtin(snap, frame, name, std::slice::from_ref(&a), span);
-            }
-            [a, b] => {
-                let a = self.operand(snap, frame, a)?;
-                let b = self.operand(snap, frame, b)?;
-                return self.call_builtin(snap, frame, name, &[a, b], span);
-            }
-            [a, b, c] => {
-                let a = self.operand(snap, frame, a)?;
-                let b = self.operand(snap, frame, b)?;
-                let c = self.operand(snap, frame, c)?;
-                return self.call_builtin(snap, frame, name, &[a, b, c], span);
-            }
-            _ => {}
-        }
-        let mut values = self.take(0);
-        for arg in args {
-            match self.expr(snap, frame, arg) {
-                Ok(v) => values.push(v),
-                Err(e) => {
-                    self.give(values);
-                    return Err(e);
-                }
-            }
-        }
-        let result = self.call_builtin(snap, frame, name, &values, span);
-        self.give(values);
-        result
-    }
-
-    fn call_builtin(
-        &mut self,
-        snap: &Snapshot,
-        frame: &mut [Value],
-        name: &'m str,
-        args: &[Value],
-        span: SrcSpan,
-    ) -> RtResult<Value> {
-        let m: &'m Machine = self.m;
-        // Every call site of the program was resolved when the machine was built; a name from
-        // elsewhere is resolved here, counting whatever its arguments and result hold.
-        match m.calls.get(name) {
-            Some(site) => self.call_site(snap, frame, name, site, args, span),
-            None => {
-                let unlisted = CallSite::resolve(name, &m.natives);
-                self.call_site(snap, frame, name, &unlisted, args, span)
-            }
-        }
-    }
-
     /// Calls the builtin `name`, resolved to `site`, with evaluated arguments.
     fn call_site(
         &mut self,
@@ -929,10 +585,6 @@ impl<'m> Eval<'m> {
         };
         match def {
             Some(ClosureDef::Lambda(params, body)) => {
-                bind_params(params, args, frame);
-                self.expr(snap, frame, body)
-            }
-            Some(ClosureDef::Compiled(params, body)) => {
                 bind_params(params, args, frame);
                 self.node(snap, frame, body)
             }
@@ -1051,16 +703,16 @@ impl<'m> Eval<'m> {
         args: Vec<Value>,
         span: SrcSpan,
     ) -> RtResult<Value> {
-        let name: Arc<str> = Arc::from(self.m.action_name(action));
+        let name = self.m.action_names[action.index()].clone();
         let mut copy = snap.clone();
         // The copy is the preview's own: a failed step discards it with the preview, so the
         // step runs on it in place rather than on a second copy.
-        let step = self.run_step(&mut copy, action, args.clone(), span, false)?;
+        let step = self.run_step(&mut copy, action, &args, span, false)?;
         let mut branches = Vec::new();
         if let Ok(log) = step {
             branches.push((1.0, copy));
             for (effect, _) in &log.effects {
-                let Some(model) = self.m.model(&effect.name) else {
+                let Some((model, compiled)) = self.m.model(&effect.name) else {
                     continue;
                 };
                 let mut next = Vec::new();
@@ -1073,10 +725,16 @@ impl<'m> Eval<'m> {
                     // `1.0 - sum`: one fixed order of float operations, so previews are
                     // bit-for-bit reproducible.
                     let mut sum = 0.0;
-                    for branch in &model.branches {
-                        let p = match &branch.probability {
+                    // The last outcome takes the state itself rather than a copy.
+                    let mut state = Some(state);
+                    let outcomes = model.branches.len().min(compiled.len());
+                    for (k, (branch, node)) in model.branches.iter().zip(compiled).enumerate() {
+                        let Some(current) = &state else {
+                            break;
+                        };
+                        let p = match &node.probability {
                             Some(p) => {
-                                let v = self.expr(&state, &mut frame, p)?;
+                                let v = self.node(current, &mut frame, p)?;
                                 let p = v
                                     .as_f64()
                                     .ok_or_else(|| internal(branch.span, "probability"))?;
@@ -1105,8 +763,12 @@ impl<'m> Eval<'m> {
                         if p <= 0.0 {
                             continue;
                         }
-                        let obs_args = self.exprs(&state, &mut frame, &branch.args)?;
-                        let mut successor = state.clone();
+                        let obs_args = self.nodes(current, &mut frame, &node.args)?;
+                        let mut successor = match state.take() {
+                            Some(last) if k + 1 == outcomes => last,
+                            Some(kept) => state.insert(kept).clone(),
+                            None => break,
+                        };
                         self.observe(
                             &mut successor,
                             &branch.observation,
@@ -1140,16 +802,18 @@ impl<'m> Eval<'m> {
     ) -> RtResult<()> {
         let m = self.m;
         for &layer in &m.order {
-            for handler in m.program.layers[layer.index()]
+            let compiled = &m.compiled.layers[layer.index()].handlers;
+            for (handler, body) in m.program.layers[layer.index()]
                 .handlers
                 .iter()
-                .filter(|h| h.observation == name)
+                .zip(compiled)
+                .filter(|(h, _)| h.observation == name)
             {
                 let mut frame = self.take(handler.frame.locals.len().max(args.len()));
                 for (slot, arg) in frame.iter_mut().zip(args) {
                     *slot = arg.clone();
                 }
-                let ran = self.stmts(snap, &mut frame, &handler.body, layer, log);
+                let ran = self.stmts(snap, &mut frame, body, layer, log);
                 self.give(frame);
                 ran?;
             }
@@ -1164,15 +828,16 @@ impl<'m> Eval<'m> {
         action: ActionId,
         args: &[Value],
     ) -> RtResult<bool> {
-        let def = &self.m.program.actions[action.index()];
-        let Some(cond) = &def.available else {
+        let m = self.m;
+        let def = &m.program.actions[action.index()];
+        let Some(cond) = &m.compiled.actions[action.index()].available else {
             return Ok(true);
         };
         let mut frame = self.take(def.frame.locals.len().max(args.len()));
         for (slot, arg) in frame.iter_mut().zip(args) {
             *slot = arg.clone();
         }
-        let holds = self.expr(snap, &mut frame, cond);
+        let holds = self.node(snap, &mut frame, cond);
         self.give(frame);
         expect_bool(holds?, cond.span)
     }
@@ -1186,7 +851,7 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &mut Snapshot,
         action: ActionId,
-        args: Vec<Value>,
+        args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
         self.run_step(snap, action, args, span, true)
@@ -1198,7 +863,7 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &mut Snapshot,
         action: ActionId,
-        args: Vec<Value>,
+        args: &[Value],
         span: SrcSpan,
         atomic: bool,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
@@ -1208,12 +873,11 @@ impl<'m> Eval<'m> {
             .actions
             .get(action.index())
             .ok_or_else(|| internal(span, "unknown action"))?;
+        let compiled = &m.compiled.actions[action.index()];
         let mut frame = self.take(def.frame.locals.len().max(args.len()));
-        for (slot, arg) in frame.iter_mut().zip(args) {
-            *slot = arg;
-        }
-        if let Some(cond) = &def.available
-            && !expect_bool(self.expr(snap, &mut frame, cond)?, cond.span)?
+        frame[..args.len()].clone_from_slice(args);
+        if let Some(cond) = &compiled.available
+            && !expect_bool(self.node(snap, &mut frame, cond)?, cond.span)?
         {
             return Ok(Err(RuntimeError::new(
                 ErrorCode::Unavailable,
@@ -1224,8 +888,8 @@ impl<'m> Eval<'m> {
                 ),
             )));
         }
-        for req in &def.requires {
-            if !expect_bool(self.expr(snap, &mut frame, &req.cond)?, req.cond.span)? {
+        for (req, cond) in def.requires.iter().zip(&compiled.requires) {
+            if !expect_bool(self.node(snap, &mut frame, cond)?, cond.span)? {
                 let error = m.program.errors.get(req.error.index());
                 let (code, message) = error.map_or(("?", "no message"), |e| {
                     (e.code.as_str(), e.message.as_str())
@@ -1244,10 +908,10 @@ impl<'m> Eval<'m> {
         let mut log = StepLog::default();
         if atomic {
             let mut work = snap.clone();
-            self.stmts(&mut work, &mut frame, &def.body, def.layer, &mut log)?;
+            self.stmts(&mut work, &mut frame, &compiled.body, def.layer, &mut log)?;
             *snap = work;
         } else {
-            self.stmts(snap, &mut frame, &def.body, def.layer, &mut log)?;
+            self.stmts(snap, &mut frame, &compiled.body, def.layer, &mut log)?;
         }
         self.give(frame);
         Ok(Ok(log))
@@ -1258,47 +922,54 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &mut Snapshot,
         frame: &mut [Value],
-        stmts: &'m [Stmt],
+        stmts: &'m [NodeStmt],
         layer: LayerId,
         log: &mut StepLog,
     ) -> RtResult<()> {
         for stmt in stmts {
             self.tick(stmt.span)?;
             match &stmt.kind {
-                StmtKind::Let(pattern, value) => {
-                    let v = self.expr(snap, frame, value)?;
+                NodeStmtKind::Let(pattern, value) => {
+                    let v = self.node(snap, frame, value)?;
                     if !bind(pattern, &v, frame)? {
                         return Err(internal(pattern.span, "a `let` pattern did not match"));
                     }
                 }
-                StmtKind::Patch { place, op, value } => {
-                    let v = self.expr(snap, frame, value)?;
-                    let mut keys = Vec::with_capacity(place.path.len());
-                    for step in &place.path {
+                NodeStmtKind::Patch {
+                    state,
+                    path,
+                    op,
+                    value,
+                } => {
+                    let v = self.node(snap, frame, value)?;
+                    let mut keys = Vec::with_capacity(path.len());
+                    for step in path {
                         keys.push(match step {
-                            PlaceStep::Field(i) => Key::Field(*i as usize),
-                            PlaceStep::Index(e) => Key::Index(self.expr(snap, frame, e)?),
+                            NodePlaceStep::Field(i) => Key::Field(*i as usize),
+                            NodePlaceStep::Index(e) => Key::Index(self.node(snap, frame, e)?),
                         });
                     }
-                    let slot = place.state.index();
+                    let slot = state.index();
                     let old = snap.state(slot).clone();
                     let new = update(old.clone(), &keys, *op, v, stmt.span)?;
                     let def = &self.m.program.state[slot];
-                    let transition = self.transition(place, &old, &new, stmt.span)?;
-                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
+                    let transition =
+                        path.is_empty() && self.transition(*state, &old, &new, stmt.span)?;
                     // A preview's changes are thrown away with its branches, so it builds none.
                     if self.in_preview {
+                        snap.set_state(slot, new, self.m.state_dep(slot));
                         continue;
                     }
+                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
                     let field = state_field(self.m, slot);
-                    log.changes.push(Change::Patch {
-                        layer: def.layer,
-                        field: field.clone(),
-                        old: old.clone(),
-                        new: new.clone(),
-                        span: stmt.span,
-                    });
                     if transition {
+                        log.changes.push(Change::Patch {
+                            layer: def.layer,
+                            field: field.clone(),
+                            old: old.clone(),
+                            new: new.clone(),
+                            span: stmt.span,
+                        });
                         log.changes.push(Change::Transition {
                             layer: def.layer,
                             field,
@@ -1306,27 +977,35 @@ impl<'m> Eval<'m> {
                             to: new,
                             span: stmt.span,
                         });
+                    } else {
+                        log.changes.push(Change::Patch {
+                            layer: def.layer,
+                            field,
+                            old,
+                            new,
+                            span: stmt.span,
+                        });
                     }
                 }
-                StmtKind::LetLlm { pattern, llm, args } => {
-                    let args = self.exprs(snap, frame, args)?;
+                NodeStmtKind::LetLlm { pattern, llm, args } => {
+                    let args = self.nodes(snap, frame, args)?;
                     let v = self.llm_call(snap, *llm, &args, stmt.span)?;
                     if !bind(pattern, &v, frame)? {
                         return Err(internal(pattern.span, "a `let` pattern did not match"));
                     }
                 }
-                StmtKind::Emit { effect, args } => {
-                    let args = self.exprs(snap, frame, args)?;
+                NodeStmtKind::Emit { effect, args } => {
+                    let args = self.nodes(snap, frame, args)?;
                     log.effects.push((
                         Effect {
-                            name: Arc::from(effect.as_str()),
+                            name: effect.clone(),
                             args,
                         },
                         stmt.span,
                     ));
                 }
-                StmtKind::Revise { tunable, op, value } => {
-                    let v = self.expr(snap, frame, value)?;
+                NodeStmtKind::Revise { tunable, op, value } => {
+                    let v = self.node(snap, frame, value)?;
                     let t = tunable.index();
                     let old = snap.tunable(t).clone();
                     let new = ops::assign(*op, old.clone(), v, stmt.span)?;
@@ -1358,17 +1037,17 @@ impl<'m> Eval<'m> {
                         span: stmt.span,
                     });
                 }
-                StmtKind::Halt { reason } => {
+                NodeStmtKind::Halt { reason } => {
                     if log.halt.is_none() {
                         log.halt = Some(reason.clone());
                     }
                 }
-                StmtKind::If {
+                NodeStmtKind::If {
                     guards,
                     then,
                     otherwise,
                 } => {
-                    let branch = if self.guards(snap, frame, guards)? {
+                    let branch = if self.node_guards(snap, frame, guards)? {
                         then
                     } else {
                         otherwise
@@ -1382,23 +1061,20 @@ impl<'m> Eval<'m> {
 }
 
 impl<'m> Eval<'m> {
-    /// Whether a patch of the whole of a machine's field from `old` to `new` is a transition
-    /// (true) or no move or no machine (false); a move along no edge is an error.
+    /// Whether a patch of the whole of slot `state` from `old` to `new` is a transition (true)
+    /// or no move or no machine (false); a move along no edge is an error.
     fn transition(
         &self,
-        place: &harness_compiler::ir::Place,
+        state: StateId,
         old: &Value,
         new: &Value,
         span: SrcSpan,
     ) -> RtResult<bool> {
-        if !place.path.is_empty() {
-            return Ok(false);
-        }
-        let def = &self.m.program.state[place.state.index()];
+        let def = &self.m.program.state[state.index()];
         let Some(machine) = self.m.program.layers[def.layer.index()]
             .machines
             .iter()
-            .find(|m| m.state == place.state)
+            .find(|m| m.state == state)
         else {
             return Ok(false);
         };
@@ -1409,7 +1085,7 @@ impl<'m> Eval<'m> {
             return Ok(false);
         }
         if !machine.allows(from.index, to.index) {
-            let field = state_field(self.m, place.state.index());
+            let field = state_field(self.m, state.index());
             return Err(RuntimeError::new(
                 ErrorCode::BadTransition,
                 span,
@@ -1473,7 +1149,7 @@ impl<'m> Eval<'m> {
                 Err(failure) => Err((failure.kind, failure.message.clone())),
             };
             if let Ok(reply) = &result
-                && let Some(message) = self.failed_ensure(snap, def, reply, args)?
+                && let Some(message) = self.failed_ensure(snap, id, reply, args)?
             {
                 result = Err((LlmFailureKind::Invalid, message));
             }
@@ -1506,20 +1182,22 @@ impl<'m> Eval<'m> {
         Err(internal(span, "an LLM call ended without an answer"))
     }
 
-    /// The message of the first `ensure` of `def` that `reply` fails, if any.
+    /// The message of the first `ensure` of LLM effect `id` that `reply` fails, if any.
     fn failed_ensure(
         &mut self,
         snap: &Snapshot,
-        def: &'m harness_compiler::ir::LlmDef,
+        id: LlmId,
         reply: &Value,
         args: &[Value],
     ) -> RtResult<Option<String>> {
-        for ensure in &def.ensures {
+        let m = self.m;
+        let def = &m.program.llms[id.index()];
+        for (ensure, cond) in def.ensures.iter().zip(&m.compiled.ensures[id.index()]) {
             let body = &ensure.condition;
             let mut frame = self.take(body.frame.locals.len().max(1 + args.len()));
             frame[0] = reply.clone();
             frame[1..=args.len()].clone_from_slice(args);
-            let held = self.expr(snap, &mut frame, &body.expr);
+            let held = self.node(snap, &mut frame, cond);
             self.give(frame);
             if held? != Value::Bool(true) {
                 return Ok(Some(ensure.message.clone()));

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use harness_compiler::ir::{ActionId, EnumId, LayerId, Model, Program, SrcSpan};
 use harness_compiler::types::Ty;
 
-use crate::calls::CallSites;
-use crate::compiled::Compiled;
+use crate::compiled::{Compiled, Node, NodeBranch};
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::Phase;
 use crate::game::{Effect, Game, Observation};
@@ -66,10 +65,7 @@ impl Default for Limits {
 /// A program ready to run: everything that does not change during an episode.
 pub struct Machine {
     pub(crate) program: Arc<Program>,
-    pub(crate) natives: Natives,
-    /// Every builtin call of the program, resolved to what it runs.
-    pub(crate) calls: CallSites,
-    /// The bodies of the program's `fn`s and computed values, compiled.
+    /// The program as the evaluator runs it.
     pub(crate) compiled: Compiled,
     pub(crate) enabled: Vec<bool>,
     /// The enabled layers, bottom-up (dependency order).
@@ -82,6 +78,8 @@ pub struct Machine {
     enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
     /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
     unit_variants: Vec<Vec<Value>>,
+    /// The actions' names, shared with the previews that name them.
+    pub(crate) action_names: Vec<Arc<str>>,
     models: BTreeMap<String, (LayerId, usize)>,
     llm: Option<Arc<dyn LlmHost>>,
 }
@@ -205,14 +203,16 @@ impl Machine {
                     .collect()
             })
             .collect();
-        let mut calls = CallSites::new(&program, &natives);
-        let compiled = Compiled::new(&program, &natives, &mut calls);
+        let compiled = Compiled::new(&program, &natives);
         let mut machine = Machine {
             unit_variants,
+            action_names: program
+                .actions
+                .iter()
+                .map(|a| Arc::from(a.name.as_str()))
+                .collect(),
             program: program.clone(),
-            calls,
             compiled,
-            natives,
             enabled,
             order,
             config: Vec::new(),
@@ -225,11 +225,11 @@ impl Machine {
             llm: None,
         };
         let empty = Snapshot::new(Vec::new(), Vec::new(), 0);
-        for def in &program.consts {
-            let value = Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
+        for (def, body) in program.consts.iter().zip(&machine.compiled.consts) {
+            let value = Eval::new(&machine, &NoGame, (0, Phase::Start, None)).body_value(
                 &empty,
-                &mut Eval::frame(def.value.frame.locals.len()),
-                &def.value.expr,
+                body,
+                def.value.frame.locals.len(),
             )?;
             machine.consts.push(value);
         }
@@ -278,10 +278,16 @@ impl Machine {
         }
         // The defaults enabled layers set for lower layers' tunables; where two do, the highest
         // enabled layer wins, as for effect models.
-        let mut layer_defaults: BTreeMap<usize, &harness_compiler::ir::Body> = BTreeMap::new();
+        let mut layer_defaults: BTreeMap<usize, (&harness_compiler::ir::Body, &Node)> =
+            BTreeMap::new();
         for &layer in &machine.order {
-            for it in &program.layers[layer.index()].tunable_defaults {
-                layer_defaults.insert(it.tunable.index(), &it.value);
+            let compiled = &machine.compiled.layers[layer.index()].tunable_defaults;
+            for (it, node) in program.layers[layer.index()]
+                .tunable_defaults
+                .iter()
+                .zip(compiled)
+            {
+                layer_defaults.insert(it.tunable.index(), (&it.value, node));
             }
         }
         for params in [&program.config, &program.tunables] {
@@ -312,15 +318,15 @@ impl Machine {
                         })?
                     }
                     None => {
-                        let default = match layer_defaults.get(&index) {
-                            Some(body) if !is_config => body,
-                            _ => &def.default,
+                        let (default, node) = match layer_defaults.get(&index) {
+                            Some(&it) if !is_config => it,
+                            _ if is_config => (&def.default, &machine.compiled.config[index]),
+                            _ => (&def.default, &machine.compiled.tunables[index]),
                         };
-                        let mut frame = Eval::frame(default.frame.locals.len());
-                        Eval::new(&machine, &NoGame, (0, Phase::Start, None)).expr(
+                        Eval::new(&machine, &NoGame, (0, Phase::Start, None)).body_value(
                             &empty,
-                            &mut frame,
-                            &default.expr,
+                            node,
+                            default.frame.locals.len(),
                         )?
                     }
                 };
@@ -559,10 +565,13 @@ impl Machine {
             .map_or("?", |a| a.name.as_str())
     }
 
-    /// The model of `effect` in the highest enabled layer that declares one.
-    pub(crate) fn model(&self, effect: &str) -> Option<&Model> {
+    /// The model of `effect` in the highest enabled layer that declares one, with its compiled
+    /// branches.
+    pub(crate) fn model(&self, effect: &str) -> Option<(&Model, &[NodeBranch])> {
         let &(layer, i) = self.models.get(effect)?;
-        self.program.layers[layer.index()].models.get(i)
+        let model = self.program.layers[layer.index()].models.get(i)?;
+        let branches = self.compiled.layers[layer.index()].models.get(i)?;
+        Some((model, branches))
     }
 
     /// The dependency bit of state slot `i`.

@@ -3,6 +3,7 @@
 //! previews evaluate the computed values they can read once per snapshot.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::Analyser;
 use crate::ir::{Action, ComputedId, Expr, ExprKind, FnId, MemberRef, StateId, Stmt, TunableId};
@@ -151,7 +152,7 @@ impl<'p> Analyser<'p> {
                     self.computed.entry(c).or_insert(done);
                     reads
                 }
-                None => Reach::of(&self.p.computed[c.index()].body.expr),
+                None => Arc::new(Reach::of(&self.p.computed[c.index()].body.expr)),
             };
             self.computed_reads.insert(c, reach);
         }

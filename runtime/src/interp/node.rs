@@ -1,10 +1,13 @@
-//! The evaluation of compiled bodies ([`crate::compiled`]).
+//! The evaluation of compiled expressions ([`crate::compiled`]), the runtime's one expression
+//! evaluator.
 //!
-//! Every kind of node is evaluated as [`Eval::expr`] evaluates the expression it was compiled
-//! from: one step per node, counted before its operands, operands left to right, the same
-//! charges, dependencies and errors. Only the work a node did ahead is skipped: its call site's
-//! lookup, its literal's conversion and the dispatch on the expression tree.
+//! Every node counts one step before its operands, evaluates its operands left to right, and
+//! charges the elements its builtin or operator walks and builds. The commonest leaves are
+//! answered without a call into the large frame of [`Eval::node_kind`], and a value already held
+//! (a local, a slot, a memoised computed value) that an operator only reads is read in place
+//! rather than copied out.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use harness_compiler::ir::{BinaryOp, SrcSpan};
@@ -54,11 +57,12 @@ impl<'m> Eval<'m> {
                 }
                 Ok(memo.value.clone())
             }
-            // The tree counts its own steps.
-            NodeKind::Tree(e) => self.expr(snap, frame, e),
-            NodeKind::Config(_) | NodeKind::Const(_) | NodeKind::Query { .. } | NodeKind::None => {
-                self.node_kind(snap, frame, n)
-            }
+            NodeKind::Config(_)
+            | NodeKind::Const(_)
+            | NodeKind::Query { .. }
+            | NodeKind::None
+            | NodeKind::EmptyMap
+            | NodeKind::Fail(_) => self.node_kind(snap, frame, n),
             _ => {
                 self.depth += 1;
                 let v = if self.depth.is_multiple_of(GUARD_EVERY) {
@@ -72,7 +76,9 @@ impl<'m> Eval<'m> {
         }
     }
 
-    /// [`Eval::node`] with a local read in place, as [`Eval::operand`] reads one.
+    /// [`Eval::node`] with a local read in place. A local is the commonest operand of a call
+    /// or an operator (a quarter of the evaluated nodes on the bundled harnesses), and reading
+    /// it here spares the call into `node` and that function's saved registers.
     #[inline(always)]
     fn node_operand(
         &mut self,
@@ -116,6 +122,10 @@ impl<'m> Eval<'m> {
                 .cloned()
                 .ok_or_else(|| internal(span, "constant read before it was evaluated")),
             NodeKind::Query { key, name } => self.query(*key, name, &[], span),
+            NodeKind::GameCall { name, args } => {
+                let args = self.nodes(snap, frame, args)?;
+                self.query(name.as_ptr() as usize, name, &args, span)
+            }
             NodeKind::CallFn {
                 func,
                 frame: n,
@@ -149,7 +159,7 @@ impl<'m> Eval<'m> {
                 builtin_result(result?, *float, span)
             }
             NodeKind::Closure { params, body } => {
-                self.closures.push(ClosureDef::Compiled(params, body));
+                self.closures.push(ClosureDef::Lambda(params, body));
                 Ok(Value::Closure((self.closures.len() - 1) as u32))
             }
             NodeKind::FnRef(func) => {
@@ -178,6 +188,13 @@ impl<'m> Eval<'m> {
                 self.charge_built(&v, span)?;
                 Ok(v)
             }
+            NodeKind::Set(items) => {
+                let items: BTreeSet<Value> = self.nodes(snap, frame, items)?.into_iter().collect();
+                let v = Value::Set(Arc::new(items));
+                self.charge_built(&v, span)?;
+                Ok(v)
+            }
+            NodeKind::EmptyMap => Ok(Value::Map(Arc::default())),
             NodeKind::Field(base, index) => {
                 let field = |record: &Value| match record {
                     Value::Record(r) => r
@@ -269,13 +286,18 @@ impl<'m> Eval<'m> {
                 };
                 self.snapshot_read(v, *member, span)
             }
-            // `node` walks a tree itself, before any step is counted for it.
-            NodeKind::Tree(_) => Err(internal(span, "an expression tree evaluated as a node")),
+            NodeKind::SimNext { action, args } => {
+                let args = self.nodes(snap, frame, args)?;
+                self.sim_next(snap, *action, args, span)
+            }
+            NodeKind::Fail(error) => Err(error.clone()),
         }
     }
 
-    /// A node that names a value already held, read in place as [`Eval::leaf`] reads an
-    /// expression's.
+    /// A node that names a value already held (a local, a slot, a tunable or a memoised
+    /// computed value), read in place: the step and the dependency are counted as
+    /// [`Eval::node`] counts them, without copying the value out. `None` for any other node,
+    /// which the caller evaluates.
     fn node_leaf<'a>(
         &mut self,
         snap: &'a Snapshot,
@@ -292,7 +314,8 @@ impl<'m> Eval<'m> {
         }))
     }
 
-    /// [`Eval::node_leaf`] for the values that live in the snapshot, as [`Eval::held`].
+    /// [`Eval::node_leaf`] for the values that live in the snapshot: slots, tunables and
+    /// memoised computed values.
     fn node_held<'a>(&mut self, snap: &'a Snapshot, n: &Node) -> Option<RtResult<&'a Value>> {
         let (value, dep) = match &n.kind {
             NodeKind::State(i) => (snap.state(*i), self.m.state_dep(*i)),
@@ -316,7 +339,7 @@ impl<'m> Eval<'m> {
         Some(Ok(value))
     }
 
-    fn nodes(
+    pub(super) fn nodes(
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
@@ -329,8 +352,8 @@ impl<'m> Eval<'m> {
         Ok(values)
     }
 
-    /// Compiled guards, as [`Eval::guards`] evaluates them.
-    fn node_guards(
+    /// Evaluates guards left to right; false at the first that fails.
+    pub(super) fn node_guards(
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
@@ -351,7 +374,9 @@ impl<'m> Eval<'m> {
         Ok(true)
     }
 
-    /// A compiled builtin call's arguments and the call, as [`Eval::builtin`] makes them.
+    /// A builtin call's arguments and the call. Most builtins take a receiver and an argument
+    /// or two: their values stay on the stack, in an array of exactly their number, so that no
+    /// placeholder is written and dropped.
     fn node_builtin(
         &mut self,
         snap: &Snapshot,
