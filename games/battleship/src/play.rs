@@ -15,7 +15,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
@@ -642,6 +642,15 @@ impl BeliefImpl {
         }
     }
 
+    /// The number of samples the backend holds after any update, when it is fixed: the
+    /// reference's chain always keeps N.
+    fn fixed_sample_count(&self) -> Option<usize> {
+        match self {
+            BeliefImpl::McmcCompat(belief) => Some(belief.particles()),
+            BeliefImpl::Mcmc(_) | BeliefImpl::Smc(_) => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             BeliefImpl::McmcCompat(_) => "mcmc-compat",
@@ -661,6 +670,34 @@ impl BeliefImpl {
     }
 }
 
+/// A real observation that a backend folds in.
+#[derive(Clone, Copy, Debug)]
+enum Update {
+    Shot(ShotOutcome),
+    Answer {
+        region: u64,
+        yes: bool,
+        epsilon: f64,
+    },
+}
+
+impl Update {
+    fn apply(self, belief: &mut BeliefImpl) {
+        match self {
+            Update::Shot(outcome) => belief.as_belief_mut().observe_shot(&outcome),
+            Update::Answer {
+                region,
+                yes,
+                epsilon,
+            } => belief.as_belief_mut().observe_answer(region, yes, epsilon),
+        }
+    }
+}
+
+/// A backend's state, computed on first use: the first state as given, a later one as its
+/// predecessor's state with one more real observation folded in.
+type LazyBelief = LazyLock<BeliefImpl, Box<dyn FnOnce() -> BeliefImpl + Send>>;
+
 /// A posterior over boards: the sampler's state after the real observations, and, inside a
 /// `sim.next` preview, importance weights for hypothetical observations.
 ///
@@ -668,9 +705,20 @@ impl BeliefImpl {
 /// questions by reweighting the current samples. So in a preview, `observe_answer` multiplies
 /// each sample's weight by the answer's likelihood and `observe_shot` zeroes the samples that
 /// disagree with the shot; outside a preview both run the backend's full update.
+///
+/// That update (a whole sampler run, the costliest step of a turn) waits until something reads
+/// the samples. The handler of an episode's last observation (the winning shot) folds it into
+/// the posterior, but nothing reads that posterior again, so its run never happens. A backend
+/// draws only from its own generator, in its own order, so an update run later gives the same
+/// samples as one run at once. Only backends whose sample count is fixed wait: the count shows
+/// in the value's JSON form, which the trace records whether or not the update has run.
 #[derive(Clone, Debug)]
 pub struct PosteriorValue {
-    belief: Arc<BeliefImpl>,
+    belief: Arc<LazyBelief>,
+    /// The backend's name.
+    backend: &'static str,
+    /// The number of samples the backend holds after every update, when it is fixed.
+    fixed_samples: Option<usize>,
     /// Weights replacing the samples' own, after hypothetical observations.
     weights: Option<Arc<Vec<f64>>>,
     /// Cells revealed so far (hits and misses), known to the posterior through its shots.
@@ -689,7 +737,9 @@ pub struct PosteriorValue {
 impl PosteriorValue {
     fn new(belief: BeliefImpl, epsilon: f64) -> Self {
         Self {
-            belief: Arc::new(belief),
+            backend: belief.name(),
+            fixed_samples: belief.fixed_sample_count(),
+            belief: Arc::new(LazyLock::new(Box::new(move || belief))),
             weights: None,
             revealed: 0,
             epsilon,
@@ -704,6 +754,8 @@ impl PosteriorValue {
     fn successor(&self) -> PosteriorValue {
         PosteriorValue {
             belief: self.belief.clone(),
+            backend: self.backend,
+            fixed_samples: self.fixed_samples,
             weights: self.weights.clone(),
             revealed: self.revealed,
             epsilon: self.epsilon,
@@ -715,6 +767,25 @@ impl PosteriorValue {
 
     fn samples(&self) -> &SampleSet {
         self.belief.as_belief().samples()
+    }
+
+    /// This posterior's backend state with one more real observation: computed now, or on
+    /// first use when the backend's sample count is fixed (see [`PosteriorValue`]).
+    fn updated(&self, update: Update) -> Arc<LazyBelief> {
+        let run = {
+            let prior = self.belief.clone();
+            move || {
+                let mut belief = BeliefImpl::clone(&prior);
+                update.apply(&mut belief);
+                belief
+            }
+        };
+        if self.fixed_samples.is_some() {
+            Arc::new(LazyLock::new(Box::new(run)))
+        } else {
+            let belief = run();
+            Arc::new(LazyLock::new(Box::new(move || belief)))
+        }
     }
 
     fn weights(&self) -> &[f64] {
@@ -781,14 +852,12 @@ impl PosteriorValue {
                 self.reweighted(|union| f64::from(u8::from((union & cell.bit() != 0) == hit)));
             next.weights = Some(Arc::new(weights));
         } else {
-            let mut belief = (*self.belief).clone();
-            belief.as_belief_mut().observe_shot(&ShotOutcome {
+            next.belief = self.updated(Update::Shot(ShotOutcome {
                 cell,
                 hit,
                 color: None,
                 sunk: None,
-            });
-            next.belief = Arc::new(belief);
+            }));
             next.weights = None;
         }
         next
@@ -799,14 +868,12 @@ impl PosteriorValue {
     fn observe_ship(&self, cell: Cell, color: Color, sunk: bool) -> PosteriorValue {
         let mut next = self.successor();
         next.revealed |= cell.bit();
-        let mut belief = (*self.belief).clone();
-        belief.as_belief_mut().observe_shot(&ShotOutcome {
+        next.belief = self.updated(Update::Shot(ShotOutcome {
             cell,
             hit: true,
             color: Some(color),
             sunk: sunk.then_some(color),
-        });
-        next.belief = Arc::new(belief);
+        }));
         next.weights = None;
         next
     }
@@ -827,11 +894,11 @@ impl PosteriorValue {
             });
             next.weights = Some(Arc::new(weights));
         } else {
-            let mut belief = (*self.belief).clone();
-            belief
-                .as_belief_mut()
-                .observe_answer(region, yes, self.epsilon);
-            next.belief = Arc::new(belief);
+            next.belief = self.updated(Update::Answer {
+                region,
+                yes,
+                epsilon: self.epsilon,
+            });
             next.weights = None;
         }
         next
@@ -845,8 +912,8 @@ impl Opaque for PosteriorValue {
 
     fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
-            "backend": self.belief.name(),
-            "samples": self.samples().len(),
+            "backend": self.backend,
+            "samples": self.fixed_samples.unwrap_or_else(|| self.samples().len()),
             "observations": self.observations,
             "hypothetical": self.weights.is_some(),
         })
