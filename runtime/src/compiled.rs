@@ -38,6 +38,10 @@ pub(crate) struct Node {
 }
 
 /// The kinds of compiled expression; each mirrors the [`ExprKind`] it is named after.
+///
+/// The kind is a plain byte: without it, the compiler hides it in a niche of a variant's
+/// field, and every dispatch of the evaluator decodes it first.
+#[repr(u8)]
 pub(crate) enum NodeKind {
     /// A local of the current frame.
     Local(LocalId),

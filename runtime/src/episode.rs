@@ -593,7 +593,7 @@ impl<'m> Agent<'m> {
         let step = ev.step(
             &mut self.snap,
             decision.action,
-            decision.args.clone(),
+            &decision.args,
             decision.span,
         );
         self.events.append(&mut ev.events);

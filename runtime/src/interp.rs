@@ -93,6 +93,9 @@ pub(crate) struct Eval<'m> {
     /// together with `steps`, but kept apart so that the steps a trace records stay the
     /// evaluated nodes alone.
     work: u64,
+    /// The steps the budget allows while `work` stands: the budget less `work`, kept so that
+    /// the check of every step is one comparison.
+    step_limit: u64,
     /// The bytes of collections and strings built this turn, against the memory budget.
     memory: u64,
     /// The `sim.next` previews made.
@@ -169,6 +172,7 @@ impl<'m> Eval<'m> {
             game,
             steps: 0,
             work: 0,
+            step_limit: m.budget,
             memory: 0,
             previews: 0,
             counted: (0, 0),
@@ -204,7 +208,8 @@ impl<'m> Eval<'m> {
     #[inline]
     fn tick(&mut self, span: SrcSpan) -> RtResult<()> {
         self.steps += 1;
-        if self.steps + self.work > self.m.budget {
+        // `steps + work > budget`, with `work` already subtracted.
+        if self.steps > self.step_limit {
             return Err(self.out_of_steps(span));
         }
         Ok(())
@@ -228,6 +233,7 @@ impl<'m> Eval<'m> {
     /// budget, and the bytes it built against the memory budget.
     fn charge(&mut self, elements: u64, bytes: u64, span: SrcSpan) -> RtResult<()> {
         self.work = self.work.saturating_add(elements);
+        self.step_limit = self.m.budget.saturating_sub(self.work);
         if self.steps.saturating_add(self.work) > self.m.budget {
             return Err(RuntimeError::new(
                 ErrorCode::BudgetExhausted,
@@ -280,7 +286,8 @@ impl<'m> Eval<'m> {
     fn take(&mut self, n: usize) -> Vec<Value> {
         let mut frame = self.pool.pop().unwrap_or_default();
         frame.clear();
-        frame.resize(n, Value::Unit);
+        // Writing each slot's unit in place: `resize` would clone a unit value into each.
+        frame.extend(std::iter::repeat_with(|| Value::Unit).take(n));
         frame
     }
 
@@ -696,11 +703,11 @@ impl<'m> Eval<'m> {
         args: Vec<Value>,
         span: SrcSpan,
     ) -> RtResult<Value> {
-        let name: Arc<str> = Arc::from(self.m.action_name(action));
+        let name = self.m.action_names[action.index()].clone();
         let mut copy = snap.clone();
         // The copy is the preview's own: a failed step discards it with the preview, so the
         // step runs on it in place rather than on a second copy.
-        let step = self.run_step(&mut copy, action, args.clone(), span, false)?;
+        let step = self.run_step(&mut copy, action, &args, span, false)?;
         let mut branches = Vec::new();
         if let Ok(log) = step {
             branches.push((1.0, copy));
@@ -718,10 +725,16 @@ impl<'m> Eval<'m> {
                     // `1.0 - sum`: one fixed order of float operations, so previews are
                     // bit-for-bit reproducible.
                     let mut sum = 0.0;
-                    for (branch, node) in model.branches.iter().zip(compiled) {
+                    // The last outcome takes the state itself rather than a copy.
+                    let mut state = Some(state);
+                    let outcomes = model.branches.len().min(compiled.len());
+                    for (k, (branch, node)) in model.branches.iter().zip(compiled).enumerate() {
+                        let Some(current) = &state else {
+                            break;
+                        };
                         let p = match &node.probability {
                             Some(p) => {
-                                let v = self.node(&state, &mut frame, p)?;
+                                let v = self.node(current, &mut frame, p)?;
                                 let p = v
                                     .as_f64()
                                     .ok_or_else(|| internal(branch.span, "probability"))?;
@@ -750,8 +763,12 @@ impl<'m> Eval<'m> {
                         if p <= 0.0 {
                             continue;
                         }
-                        let obs_args = self.nodes(&state, &mut frame, &node.args)?;
-                        let mut successor = state.clone();
+                        let obs_args = self.nodes(current, &mut frame, &node.args)?;
+                        let mut successor = match state.take() {
+                            Some(last) if k + 1 == outcomes => last,
+                            Some(kept) => state.insert(kept).clone(),
+                            None => break,
+                        };
                         self.observe(
                             &mut successor,
                             &branch.observation,
@@ -834,7 +851,7 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &mut Snapshot,
         action: ActionId,
-        args: Vec<Value>,
+        args: &[Value],
         span: SrcSpan,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
         self.run_step(snap, action, args, span, true)
@@ -846,7 +863,7 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &mut Snapshot,
         action: ActionId,
-        args: Vec<Value>,
+        args: &[Value],
         span: SrcSpan,
         atomic: bool,
     ) -> RtResult<Result<StepLog, RuntimeError>> {
@@ -858,9 +875,7 @@ impl<'m> Eval<'m> {
             .ok_or_else(|| internal(span, "unknown action"))?;
         let compiled = &m.compiled.actions[action.index()];
         let mut frame = self.take(def.frame.locals.len().max(args.len()));
-        for (slot, arg) in frame.iter_mut().zip(args) {
-            *slot = arg;
-        }
+        frame[..args.len()].clone_from_slice(args);
         if let Some(cond) = &compiled.available
             && !expect_bool(self.node(snap, &mut frame, cond)?, cond.span)?
         {
@@ -940,25 +955,34 @@ impl<'m> Eval<'m> {
                     let def = &self.m.program.state[slot];
                     let transition =
                         path.is_empty() && self.transition(*state, &old, &new, stmt.span)?;
-                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
                     // A preview's changes are thrown away with its branches, so it builds none.
                     if self.in_preview {
+                        snap.set_state(slot, new, self.m.state_dep(slot));
                         continue;
                     }
+                    snap.set_state(slot, new.clone(), self.m.state_dep(slot));
                     let field = state_field(self.m, slot);
-                    log.changes.push(Change::Patch {
-                        layer: def.layer,
-                        field: field.clone(),
-                        old: old.clone(),
-                        new: new.clone(),
-                        span: stmt.span,
-                    });
                     if transition {
+                        log.changes.push(Change::Patch {
+                            layer: def.layer,
+                            field: field.clone(),
+                            old: old.clone(),
+                            new: new.clone(),
+                            span: stmt.span,
+                        });
                         log.changes.push(Change::Transition {
                             layer: def.layer,
                             field,
                             from: old,
                             to: new,
+                            span: stmt.span,
+                        });
+                    } else {
+                        log.changes.push(Change::Patch {
+                            layer: def.layer,
+                            field,
+                            old,
+                            new,
                             span: stmt.span,
                         });
                     }

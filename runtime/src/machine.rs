@@ -78,6 +78,8 @@ pub struct Machine {
     enums: Vec<(Arc<str>, Vec<Arc<str>>)>,
     /// The payload-free variants, built once: evaluating `Dir.Left` then copies a pointer.
     unit_variants: Vec<Vec<Value>>,
+    /// The actions' names, shared with the previews that name them.
+    pub(crate) action_names: Vec<Arc<str>>,
     models: BTreeMap<String, (LayerId, usize)>,
     llm: Option<Arc<dyn LlmHost>>,
 }
@@ -204,6 +206,11 @@ impl Machine {
         let compiled = Compiled::new(&program, &natives);
         let mut machine = Machine {
             unit_variants,
+            action_names: program
+                .actions
+                .iter()
+                .map(|a| Arc::from(a.name.as_str()))
+                .collect(),
             program: program.clone(),
             compiled,
             enabled,
