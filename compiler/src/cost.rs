@@ -42,6 +42,7 @@ mod shape;
 mod state;
 
 use measure::{Work, deep};
+pub(crate) use phases::{LayerTurn, Turn};
 use reach::action_roots;
 pub(crate) use reach::{Needs, Reach};
 pub(crate) use shape::Shape;
@@ -154,30 +155,40 @@ pub(crate) trait Summaries {
     /// directly; `None` when it is to be analysed here. Shared, so that the many reads of one
     /// value copy no work or shape.
     fn get(&self, c: ComputedId, context: u32) -> Option<(Arc<Analysed>, Arc<Reach>)>;
+    /// The walk of the bodies of the layer of index `layer` in the state `context`
+    /// ([`Analyser::layer_turn`]); `None` when it is to be walked here.
+    fn turn(&self, layer: usize, context: u32) -> Option<Arc<LayerTurn>>;
 }
 
+/// A computed value's analysis in one state, with what its body reads directly.
+pub(crate) type Summary = (ComputedId, Arc<Analysed>, Arc<Reach>);
+
 /// The analyses of the computed values `own` of a partial view `program` ([`Arena::Some`]) in
-/// the state whose slots have the shapes `state`, with what each body reads directly, by id.
+/// the state whose slots have the shapes `state`, with what each body reads directly, by id;
+/// with `turn`, the walk of a layer's bodies in that state too ([`Analyser::layer_turn`]).
 /// The computed values of other groups that they read come from `summaries`.
 ///
 /// [`Arena::Some`]: crate::lower::Arena::Some
-pub(crate) fn summarise(
-    program: &View<'_>,
+pub(crate) fn summarise<'p>(
+    program: &'p View<'p>,
     own: &[ComputedId],
+    turn: Option<&Turn<'p>>,
     state: Vec<Shape>,
-    bounds: &BTreeMap<String, u64>,
+    bounds: &'p BTreeMap<String, u64>,
     limit: u64,
-    summaries: &dyn Summaries,
-) -> Vec<(ComputedId, Arc<Analysed>, Arc<Reach>)> {
+    summaries: &'p dyn Summaries,
+) -> (Vec<Summary>, Option<LayerTurn>) {
     let mut a = Analyser::new(program, bounds, limit, summaries);
     a.state = state;
-    own.iter()
+    let computed = own
+        .iter()
         .map(|&c| {
             let done = a.computed(c);
             let reads = Arc::new(Reach::of(&program.computed[c.index()].body.expr));
             (c, done, reads)
         })
-        .collect()
+        .collect();
+    (computed, turn.map(|turn| a.layer_turn(turn)))
 }
 
 struct Analyser<'p> {
@@ -192,8 +203,9 @@ struct Analyser<'p> {
     state: Vec<Shape>,
     /// Functions analysed at a call, by the function and its arguments' whole shapes: a call
     /// with other element shapes, fields or reasons is analysed again, so a memoised result is
-    /// the one a fresh analysis would give.
-    fns: HashMap<(FnId, Vec<Shape>), Analysed>,
+    /// the one a fresh analysis would give. Shared, so that a memoised call copies no work or
+    /// shape it does not return.
+    fns: FxHashMap<(FnId, Vec<Shape>), Arc<Analysed>>,
     over: Vec<(SrcSpan, u64)>,
     in_preview: bool,
     /// The computed values read in previews' successor snapshots ([`Analyser::snapshot_reads`]),
@@ -248,7 +260,7 @@ impl<'p> Analyser<'p> {
             computed: FxHashMap::default(),
             sim: FxHashMap::default(),
             state: Vec::new(),
-            fns: HashMap::new(),
+            fns: FxHashMap::default(),
             over: Vec::new(),
             in_preview: false,
             snapshot_reads: None,
@@ -704,19 +716,19 @@ impl<'p> Analyser<'p> {
             Some(done) => done.clone(),
             None => {
                 let f = &self.p.fns[func.index()];
-                let done = self.isolated(|this| {
+                let done = Arc::new(self.isolated(|this| {
                     let mut locals = this.locals(&f.body.frame);
                     for (slot, shape) in locals.iter_mut().zip(&key.1) {
                         *slot = shape.clone();
                     }
                     this.expr(&f.body.expr, &mut locals)
-                });
+                }));
                 self.fns.insert(key, done.clone());
                 done
             }
         };
         self.over.extend(done.over.iter().copied());
-        (done.work, done.shape)
+        (done.work.clone(), done.shape.clone())
     }
 
     /// The work of a `sim.next` of `action` and the most successor snapshots it yields.

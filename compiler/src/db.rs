@@ -18,8 +18,9 @@
 //! [`ir::Program`] for the commands that run a module, `cost` reads them by reference through a
 //! [`lower::View`], so the diagnostics never clone the module's IR. `cost` takes the analyses of
 //! the computed values from `layer_cost`, one per layer and state of the slots, keyed on the
-//! layer's groups and on what its bodies read (`layer_reads`): an edit inside one member analyses
-//! only its layer's computed values again.
+//! layer's groups and on what its bodies read (`layer_reads`), and from it too the walk of each
+//! layer's actions, handlers, revise blocks and decide rules in the state the phases see: an
+//! edit inside one member analyses and walks only its layer's bodies again.
 //!
 //! A group is interned by its text and the bounds of its chunks, both relative to its first
 //! byte, so an edit inside one member produces one new group; every other group keeps its
@@ -267,8 +268,8 @@ pub fn program(
 /// It reads the module's chunk checks through a [`lower::View`], its game's declared bounds and
 /// the limit: an edit re-runs the analysis, but neither clones the chunks' IR nor moves their
 /// spans, and the report only changes when a bound or a reported span does. The analyses of
-/// the computed values come from [`layer_cost`], per layer and state: after an edit inside one
-/// member, only its layer's are made again.
+/// the computed values and the walks of the layers' bodies come from [`layer_cost`], per layer
+/// and state: after an edit inside one member, only its layer's are made again.
 #[salsa::tracked(returns(ref))]
 pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<Diagnostic>> {
     let module = key.module(db);
@@ -402,6 +403,8 @@ pub(crate) struct LayerReads {
     values: crate::cost::Needs,
     /// What each function reads, by id.
     fns: Vec<(ir::FnId, crate::cost::Needs)>,
+    /// What the actions, handlers, revise blocks and decide rules read, together.
+    turn: crate::cost::Needs,
 }
 
 /// What the bodies of some chunks read ([`LayerReads`]).
@@ -424,6 +427,33 @@ pub(crate) fn layer_reads(db: &dyn salsa::Database, chunks: Chunks) -> LayerRead
             let mut needs = crate::cost::Needs::default();
             crate::visit::Visit::expr(&mut needs, &def.body.expr);
             reads.fns.push((*id, needs));
+        }
+        let turn = &mut reads.turn;
+        for (_, action) in &ir.actions {
+            if let Some(available) = &action.available {
+                crate::visit::Visit::expr(turn, available);
+            }
+            for requires in &action.requires {
+                crate::visit::Visit::expr(turn, &requires.cond);
+            }
+            crate::visit::walk::stmts(turn, &action.body);
+        }
+        for handler in &ir.handlers {
+            crate::visit::walk::stmts(turn, &handler.body);
+        }
+        for revise in &ir.revises {
+            crate::visit::Visit::expr(turn, &revise.cond);
+            crate::visit::walk::stmts(turn, &revise.body);
+        }
+        for rule in &ir.rules {
+            for guard in &rule.guards {
+                match guard {
+                    ir::Guard::Cond(e) | ir::Guard::Let(_, e) => crate::visit::Visit::expr(turn, e),
+                }
+            }
+            for arg in &rule.args {
+                crate::visit::Visit::expr(turn, arg);
+            }
         }
     }
     reads.fns.sort_by_key(|(id, _)| *id);
@@ -450,17 +480,19 @@ pub(crate) struct LayerState {
     /// only the shape of another group's value (its work is counted where it is evaluated).
     #[returns(ref)]
     pub(crate) lower: Vec<(u32, crate::cost::Shape)>,
+    /// Whether the group's actions, handlers, revise blocks and decide rules are walked too
+    /// ([`crate::cost::Turn`]): the key then names the slots and lower values they read as
+    /// well.
+    pub(crate) phases: bool,
 }
 
 /// The analyses of a cost group's computed values in one state, by id, with what each body
 /// reads directly ([`crate::cost::summarise`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct LayerCost {
-    computed: Vec<(
-        ir::ComputedId,
-        Arc<crate::cost::Analysed>,
-        Arc<crate::cost::Reach>,
-    )>,
+    computed: Vec<crate::cost::Summary>,
+    /// The walk of the group's bodies, for a key that asks for it ([`LayerState::phases`]).
+    turn: Option<Arc<crate::cost::LayerTurn>>,
 }
 
 impl LayerCost {
@@ -526,15 +558,31 @@ pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Ar
         }
         state[slot] = shape.clone();
     }
-    let computed = crate::cost::summarise(
+    let mut turn = crate::cost::Turn::default();
+    if key.phases(db) {
+        for check in &own {
+            let ir = &check.ir;
+            turn.actions
+                .extend(ir.actions.iter().map(|(id, a)| (*id, a)));
+            turn.handlers.extend(ir.handlers.iter());
+            turn.revise.extend(ir.revises.iter());
+            turn.decide.extend(ir.rules.iter());
+        }
+    }
+    let lower = LowerShapes::new(key.lower(db));
+    let (computed, turn) = crate::cost::summarise(
         &view,
         &ids,
+        key.phases(db).then_some(&turn),
         state,
         game_bounds(db, module),
         inputs.cost_limit(db),
-        &LowerShapes::new(key.lower(db)),
+        &lower,
     );
-    Some(Arc::new(LayerCost { computed }))
+    Some(Arc::new(LayerCost {
+        computed,
+        turn: turn.map(Arc::new),
+    }))
 }
 
 /// The shapes of lower groups' computed values, as a group's analysis ([`layer_cost`]) reads
@@ -578,6 +626,11 @@ impl crate::cost::Summaries for LowerShapes {
             .ok()?;
         Some((self.computed[at].1.clone(), self.reads.clone()))
     }
+
+    fn turn(&self, _: usize, _: u32) -> Option<Arc<crate::cost::LayerTurn>> {
+        // A group's analysis walks no other layer.
+        None
+    }
 }
 
 /// The analyses the module's analysis ([`cost`]) reads: every group's, in each state the
@@ -590,12 +643,17 @@ struct ModuleSummaries<'db> {
     groups: Vec<Vec<GroupKey>>,
     /// The states named so far, by number.
     contexts: RefCell<Vec<Vec<crate::cost::Shape>>>,
-    /// What each group's analyses read, worked out at its first use.
-    plans: RefCell<FxHashMap<u32, Option<Arc<LayerPlan>>>>,
+    /// What each group's analyses read, worked out at its first use, by group and by whether
+    /// its bodies are walked too ([`LayerState::phases`]).
+    plans: RefCell<Plans>,
     /// The groups' analyses fetched so far, by group and state number; `None` for a group that
     /// is analysed with its module.
     kept: RefCell<FxHashMap<(u32, u32), Option<&'db LayerCost>>>,
 }
+
+/// The plans of a module's groups ([`ModuleSummaries::plan`]), by group and by whether the
+/// group's bodies are walked too.
+type Plans = FxHashMap<(u32, bool), Option<Arc<LayerPlan>>>;
 
 /// What the analyses of one group read, whatever the state: the parts of its [`LayerState`]
 /// that do not depend on the state, and which slots and lower values to take from it.
@@ -609,19 +667,22 @@ struct LayerPlan {
 }
 
 impl<'db> ModuleSummaries<'db> {
-    /// What `group`'s analyses read, or `None` when the group cannot be analysed apart from its
-    /// module: a body it analyses makes a preview (`sim.next`, which walks the whole module) or
-    /// reads a computed value of a higher group (reading only lower ones keeps the keys finite).
-    fn plan(&self, group: u32) -> Option<Arc<LayerPlan>> {
-        if let Some(plan) = self.plans.borrow().get(&group) {
+    /// What `group`'s analyses read, with `phases` those of its walk too, or `None` when the
+    /// group cannot be analysed apart from its module: a body it analyses makes a preview
+    /// (`sim.next`, which walks the whole module) or reads a computed value of a higher group
+    /// (reading only lower ones keeps the keys finite).
+    fn plan(&self, group: u32, phases: bool) -> Option<Arc<LayerPlan>> {
+        if let Some(plan) = self.plans.borrow().get(&(group, phases)) {
             return plan.clone();
         }
-        let plan = self.make_plan(group).map(Arc::new);
-        self.plans.borrow_mut().insert(group, plan.clone());
+        let plan = self.make_plan(group, phases).map(Arc::new);
+        self.plans
+            .borrow_mut()
+            .insert((group, phases), plan.clone());
         plan
     }
 
-    fn make_plan(&self, group: u32) -> Option<LayerPlan> {
+    fn make_plan(&self, group: u32, phases: bool) -> Option<LayerPlan> {
         let db = self.db;
         let chunks = |g: u32| -> Chunks {
             Chunks::new(db, self.groups.get(g as usize).cloned().unwrap_or_default())
@@ -629,6 +690,9 @@ impl<'db> ModuleSummaries<'db> {
         let own = chunks(group);
         let mut needs = crate::cost::Needs::default();
         needs.extend(&layer_reads(db, own).values);
+        if phases {
+            needs.extend(&layer_reads(db, own).turn);
+        }
         needs.extend(&layer_reads(db, chunks(0)).values);
         // The functions the bodies call, and those they call in turn, each read in its group.
         let mut others = BTreeSet::from([0]);
@@ -680,14 +744,15 @@ impl<'db> ModuleSummaries<'db> {
         if let Some(kept) = self.kept.borrow().get(&(group, context)) {
             return *kept;
         }
-        let kept = self.analyse(group, context);
+        let kept = self.analyse(group, context, false);
         self.kept.borrow_mut().insert((group, context), kept);
         kept
     }
 
-    fn analyse(&self, group: u32, context: u32) -> Option<&'db LayerCost> {
+    /// The analyses of `group` in the state numbered `context`, with `phases` its walk too.
+    fn analyse(&self, group: u32, context: u32, phases: bool) -> Option<&'db LayerCost> {
         let db = self.db;
-        let plan = self.plan(group)?;
+        let plan = self.plan(group, phases)?;
         let mut lower = Vec::with_capacity(plan.lower.len());
         for (c, home) in &plan.lower {
             let (done, _) = self.group(*home, context)?.get(*c)?;
@@ -701,7 +766,7 @@ impl<'db> ModuleSummaries<'db> {
                 .map(|s| (*s, full.get(*s as usize).cloned().unwrap_or_default()))
                 .collect()
         };
-        let key = LayerState::new(db, self.module, plan.own, plan.others, state, lower);
+        let key = LayerState::new(db, self.module, plan.own, plan.others, state, lower, phases);
         layer_cost(db, key).as_deref()
     }
 }
@@ -727,6 +792,18 @@ impl crate::cost::Summaries for ModuleSummaries<'_> {
     ) -> Option<(Arc<crate::cost::Analysed>, Arc<crate::cost::Reach>)> {
         let group = *self.layout.computed.get(c.index())?;
         self.group(group, context)?.get(c)
+    }
+
+    fn turn(&self, layer: usize, context: u32) -> Option<Arc<crate::cost::LayerTurn>> {
+        let group = layer as u32 + 1;
+        let kept = self.analyse(group, context, true)?;
+        // The walk's key names all that the analyses of the group's computed values read, so
+        // its analyses of them serve the module's reads in that state too.
+        self.kept
+            .borrow_mut()
+            .entry((group, context))
+            .or_insert(Some(kept));
+        kept.turn.clone()
     }
 }
 

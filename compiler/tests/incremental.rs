@@ -374,3 +374,48 @@ fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
         before.cost("demo.layered")
     });
 }
+
+/// A harness of `layers` layers whose bodies read only their state: no computed values, so what
+/// the cost analysis keeps of a layer is the walk of its action and decide rule.
+fn counters(layers: usize) -> String {
+    let mut text = String::from("harness demo.counters\n\nconst LIMIT: Int = 1000\n\n");
+    for l in 0..layers {
+        let needs = if l == 0 {
+            String::new()
+        } else {
+            format!(" needs layer{}", l - 1)
+        };
+        text.push_str(&format!(
+            "layer layer{l}{needs} {{\n  state {{ count{l}: Int = 0 }}\n  action bump{l}() {{ patch count{l} += 1 }}\n  decide {{ when count{l} < LIMIT => bump{l}() }}\n}}\n\n"
+        ));
+    }
+    text
+}
+
+/// The walk of each layer's actions, handlers, revise and decide bodies is kept per layer and
+/// state of the slots: a cold check walks every layer once, in the state the phases see; after
+/// an edit inside one layer, only that layer is walked again, and the report is the one a fresh
+/// workspace gives for the edited text.
+#[test]
+fn a_body_edit_walks_again_only_the_bodies_of_its_layer() {
+    let layers = 20;
+    let text = counters(layers);
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file("counters.harness", &text);
+    workspace.database().start_log();
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let cold = counts(&workspace.database().take_log());
+    assert_eq!(cold.get("layer_cost"), Some(&layers), "{cold:?}");
+
+    let edited = text.replacen("patch count7 += 1", "patch count7 += 1 + 1", 1);
+    workspace.set_file("counters.harness", &edited);
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let log = workspace.database().take_log();
+    let ran = counts(&log);
+    assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
+    assert_eq!(ran.get("layer_cost"), Some(&1), "{log:#?}");
+
+    let mut fresh = Workspace::new(SignatureSet::default());
+    fresh.set_file("counters.harness", &edited);
+    assert_eq!(workspace.cost("demo.counters"), fresh.cost("demo.counters"));
+}

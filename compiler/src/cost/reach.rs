@@ -24,6 +24,18 @@ impl Reach {
         crate::visit::Visit::expr(&mut reach, body);
         reach
     }
+
+    /// What `roots` refer to directly, together.
+    pub(super) fn of_roots(roots: &Roots<'_>) -> Reach {
+        let mut reach = Reach::default();
+        for e in &roots.exprs {
+            crate::visit::Visit::expr(&mut reach, e);
+        }
+        for list in &roots.stmts {
+            crate::visit::walk::stmts(&mut reach, list);
+        }
+        reach
+    }
 }
 
 impl crate::visit::Visit for Reach {
@@ -113,16 +125,19 @@ impl<'p> Analyser<'p> {
     /// The computed values that evaluating `roots` can read in its snapshot, through other
     /// computed values and functions (not those read inside a preview's own snapshots).
     pub(super) fn reach(&mut self, roots: &Roots<'p>) -> BTreeSet<ComputedId> {
-        let mut reach = Reach::default();
-        for e in &roots.exprs {
-            crate::visit::Visit::expr(&mut reach, e);
-        }
-        for list in &roots.stmts {
-            crate::visit::walk::stmts(&mut reach, list);
-        }
+        self.reached(&[&Reach::of_roots(roots)])
+    }
+
+    /// The computed values that evaluating expressions that refer directly to what `direct`
+    /// lists can read in their snapshot ([`Analyser::reach`]).
+    pub(super) fn reached(&mut self, direct: &[&Reach]) -> BTreeSet<ComputedId> {
         let mut found = BTreeSet::new();
         let mut fns_seen = BTreeSet::new();
-        let (mut computed, mut fns) = (reach.computed, reach.fns);
+        let mut computed: Vec<ComputedId> = direct
+            .iter()
+            .flat_map(|r| r.computed.iter().copied())
+            .collect();
+        let mut fns: Vec<FnId> = direct.iter().flat_map(|r| r.fns.iter().copied()).collect();
         loop {
             if let Some(c) = computed.pop() {
                 if found.insert(c) {
