@@ -30,6 +30,7 @@ pub struct DepSet {
 
 impl DepSet {
     /// Adds dependency `i`.
+    #[inline]
     pub fn insert(&mut self, i: usize) {
         if i < 64 {
             self.low |= 1 << i;
@@ -53,6 +54,7 @@ impl DepSet {
     }
 
     /// Adds every dependency of `other`.
+    #[inline]
     pub fn union(&mut self, other: &DepSet) {
         self.low |= other.low;
         if self.high.len() < other.high.len() {
