@@ -205,10 +205,10 @@ fn diagnostics_follow_an_edit_and_its_undo() {
     assert!(workspace.diagnostics().iter().all(|d| !d.is_error()));
 }
 
-/// A harness of `layers` layers of the benchmark's kind, each with computed values, a function,
-/// an action and a decide rule.
-fn layered(layers: usize) -> String {
-    let mut text = String::from("harness demo.layered\n\nconst LIMIT: Int = 1000\n\n");
+/// A harness `demo.<name>` of `layers` layers, each needing the one before it, with a state slot
+/// `count<l>` and the members `members(l)` gives.
+fn stack(name: &str, layers: usize, members: impl Fn(usize) -> String) -> String {
+    let mut text = format!("harness demo.{name}\n\nconst LIMIT: Int = 1000\n\n");
     for l in 0..layers {
         let needs = if l == 0 {
             String::new()
@@ -216,10 +216,21 @@ fn layered(layers: usize) -> String {
             format!(" needs layer{}", l - 1)
         };
         text.push_str(&format!(
-            "layer layer{l}{needs} {{\n  state {{ count{l}: Int = 0 }}\n  computed a{l}: Int = count{l} + 1\n  computed b{l}: Int = a{l} * 2\n  fn twice{l}(x: Int) -> Int = x * 2\n  action bump{l}() {{ patch count{l} += twice{l}(b{l}) }}\n  decide {{ when b{l} < LIMIT => bump{l}() }}\n}}\n\n"
+            "layer layer{l}{needs} {{\n  state {{ count{l}: Int = 0 }}\n{}}}\n\n",
+            members(l)
         ));
     }
     text
+}
+
+/// A harness of `layers` layers of the benchmark's kind, each with computed values, a function,
+/// an action and a decide rule.
+fn layered(layers: usize) -> String {
+    stack("layered", layers, |l| {
+        format!(
+            "  computed a{l}: Int = count{l} + 1\n  computed b{l}: Int = a{l} * 2\n  fn twice{l}(x: Int) -> Int = x * 2\n  action bump{l}() {{ patch count{l} += twice{l}(b{l}) }}\n  decide {{ when b{l} < LIMIT => bump{l}() }}\n"
+        )
+    })
 }
 
 /// A checked workspace of `layered(layers)` after a one-line edit of layer 1's `a1`, with the
@@ -378,18 +389,11 @@ fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
 /// A harness of `layers` layers whose bodies read only their state: no computed values, so what
 /// the cost analysis keeps of a layer is the walk of its action and decide rule.
 fn counters(layers: usize) -> String {
-    let mut text = String::from("harness demo.counters\n\nconst LIMIT: Int = 1000\n\n");
-    for l in 0..layers {
-        let needs = if l == 0 {
-            String::new()
-        } else {
-            format!(" needs layer{}", l - 1)
-        };
-        text.push_str(&format!(
-            "layer layer{l}{needs} {{\n  state {{ count{l}: Int = 0 }}\n  action bump{l}() {{ patch count{l} += 1 }}\n  decide {{ when count{l} < LIMIT => bump{l}() }}\n}}\n\n"
-        ));
-    }
-    text
+    stack("counters", layers, |l| {
+        format!(
+            "  action bump{l}() {{ patch count{l} += 1 }}\n  decide {{ when count{l} < LIMIT => bump{l}() }}\n"
+        )
+    })
 }
 
 /// The walk of each layer's actions, handlers, revise and decide bodies is kept per layer and
