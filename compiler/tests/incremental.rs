@@ -358,27 +358,16 @@ fn cost_diagnostics_follow_an_edit_that_moves_them() {
 fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
     let layers = 30;
     let text = layered(layers);
-    let mut workspace = Workspace::with_query_log(SignatureSet::default());
-    workspace.set_file("layered.harness", &text);
-    workspace.database().start_log();
-    assert_eq!(workspace.diagnostics(), Vec::new());
-    let cold = counts(&workspace.database().take_log());
     // The edit also changes how `count7` grows, a slot that only layer 7 reads.
     let edited = text.replacen(
         "computed a7: Int = count7 + 1",
         "computed a7: Int = count7 + 1 + 1",
         1,
     );
-    workspace.set_file("layered.harness", &edited);
-    assert_eq!(workspace.diagnostics(), Vec::new());
-    let log = workspace.database().take_log();
+    let (workspace, cold, log) = clean_recheck("layered", &text, &edited);
     let ran = counts(&log);
     let (cold_groups, groups) = (cold["layer_cost"], ran["layer_cost"]);
     assert_eq!(cold_groups, layers * groups, "{log:#?}");
-
-    let mut fresh = Workspace::new(SignatureSet::default());
-    fresh.set_file("layered.harness", &edited);
-    assert_eq!(workspace.cost("demo.layered"), fresh.cost("demo.layered"));
     assert_ne!(workspace.cost("demo.layered"), {
         let mut before = Workspace::new(SignatureSet::default());
         before.set_file("layered.harness", &text);
@@ -404,22 +393,38 @@ fn counters(layers: usize) -> String {
 fn a_body_edit_walks_again_only_the_bodies_of_its_layer() {
     let layers = 20;
     let text = counters(layers);
-    let mut workspace = Workspace::with_query_log(SignatureSet::default());
-    workspace.set_file("counters.harness", &text);
-    workspace.database().start_log();
-    assert_eq!(workspace.diagnostics(), Vec::new());
-    let cold = counts(&workspace.database().take_log());
-    assert_eq!(cold.get("layer_cost"), Some(&layers), "{cold:?}");
-
     let edited = text.replacen("patch count7 += 1", "patch count7 += 1 + 1", 1);
-    workspace.set_file("counters.harness", &edited);
-    assert_eq!(workspace.diagnostics(), Vec::new());
-    let log = workspace.database().take_log();
+    let (_, cold, log) = clean_recheck("counters", &text, &edited);
+    assert_eq!(cold.get("layer_cost"), Some(&layers), "{cold:?}");
     let ran = counts(&log);
     assert_eq!(ran.get("cost"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("layer_cost"), Some(&1), "{log:#?}");
+}
 
+/// Checks `text` of the harness `demo.<name>` cold, then `edited`, both cleanly, with the queries
+/// logged; the edited workspace's cost report must be the one a fresh workspace gives for
+/// `edited`. Returns the workspace, the cold check's queries by name and the re-check's log.
+fn clean_recheck(
+    name: &str,
+    text: &str,
+    edited: &str,
+) -> (
+    Workspace,
+    std::collections::BTreeMap<String, usize>,
+    Vec<String>,
+) {
+    let path = format!("{name}.harness");
+    let module = format!("demo.{name}");
+    let mut workspace = Workspace::with_query_log(SignatureSet::default());
+    workspace.set_file(&path, text);
+    workspace.database().start_log();
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let cold = counts(&workspace.database().take_log());
+    workspace.set_file(&path, edited);
+    assert_eq!(workspace.diagnostics(), Vec::new());
+    let log = workspace.database().take_log();
     let mut fresh = Workspace::new(SignatureSet::default());
-    fresh.set_file("counters.harness", &edited);
-    assert_eq!(workspace.cost("demo.counters"), fresh.cost("demo.counters"));
+    fresh.set_file(&path, edited);
+    assert_eq!(workspace.cost(&module), fresh.cost(&module));
+    (workspace, cold, log)
 }
