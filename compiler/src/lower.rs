@@ -176,7 +176,7 @@ pub struct View<'a> {
     /// Config entries, by id.
     pub config: Vec<&'a ir::Param>,
     /// State slots, by id.
-    pub state: Vec<&'a ir::StateSlot>,
+    pub state: Arena<'a, ir::StateSlot>,
     /// Tunables, by id.
     pub tunables: Arena<'a, ir::Param>,
     /// Computed values, by id.
@@ -283,7 +283,7 @@ pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, Str
         module: &scope.module,
         consts: dense(consts, "constant")?,
         config: dense(config, "config entry")?,
-        state: dense(state, "state slot")?,
+        state: Arena::All(dense(state, "state slot")?),
         tunables: Arena::All(dense(tunables, "tunable")?),
         computed: Arena::All(dense(computed, "computed value")?),
         fns: Arena::All(dense(fns, "function")?),
@@ -295,8 +295,8 @@ pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, Str
 }
 
 /// The definitions a partial [`View`] is made of: the module's items (its constants, config
-/// entries and `llm` effects, all of them) and the computed values, functions and tunables one
-/// part of the analysis reads.
+/// entries and `llm` effects, all of them) and the state slots, computed values, functions and
+/// tunables one part of the analysis reads.
 pub struct Parts<'a> {
     /// The chunks of the items, whose constants, config entries and effects are taken whole.
     pub items: Vec<&'a ChunkIr>,
@@ -306,10 +306,12 @@ pub struct Parts<'a> {
     pub fns: FxHashMap<u32, &'a ir::Function>,
     /// Tunables, by id.
     pub tunables: FxHashMap<u32, &'a ir::Param>,
+    /// State slots, by id.
+    pub state: FxHashMap<u32, &'a ir::StateSlot>,
 }
 
-/// A view of part of a module's program: no state, actions or layer blocks; `Err` names an
-/// item that no chunk lowered, as [`view`] does.
+/// A view of part of a module's program: no actions or layer blocks; `Err` names an item that
+/// no chunk lowered, as [`view`] does.
 pub fn partial<'a>(scope: &'a Scope, parts: Parts<'a>) -> Result<View<'a>, String> {
     let mut consts = BTreeMap::new();
     let mut config = BTreeMap::new();
@@ -323,7 +325,7 @@ pub fn partial<'a>(scope: &'a Scope, parts: Parts<'a>) -> Result<View<'a>, Strin
         module: &scope.module,
         consts: dense(consts, "constant")?,
         config: dense(config, "config entry")?,
-        state: Vec::new(),
+        state: Arena::Some(parts.state),
         tunables: Arena::Some(parts.tunables),
         computed: Arena::Some(parts.computed),
         fns: Arena::Some(parts.fns),
