@@ -71,6 +71,11 @@ pub struct SourceFile {
     /// The text.
     #[returns(ref)]
     pub text: Arc<str>,
+    /// The text split into chunks. The workspace sets it with the text: after an edit it splits
+    /// again only the lines around the edit ([`crate::split::resplit`]), which needs the previous
+    /// split, and a query cannot read its own previous value.
+    #[returns(ref)]
+    pub split: Arc<crate::split::Split>,
 }
 
 /// The workspace's inputs: its files, in path order, and the known signatures.
