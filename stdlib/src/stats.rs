@@ -5,6 +5,9 @@
 //! Everything here is deterministic: the bootstrap draws from a generator seeded by the caller,
 //! so the same inputs and seed always give the same interval.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -91,11 +94,19 @@ pub fn bootstrap_mean(values: &[f64], resamples: usize, level: f64, seed: u64) -
             hi: estimate,
         };
     }
-    let mut rng = StdRng::seed_from_u64(seed);
     let n = values.len();
-    let mut means: Vec<f64> = (0..resamples)
-        .map(|_| (0..n).map(|_| values[rng.random_range(0..n)]).sum::<f64>() / n as f64)
-        .collect();
+    let mut means: Vec<f64> = match resample_draws(n, resamples, seed) {
+        Some(draws) => draws
+            .chunks_exact(n)
+            .map(|row| row.iter().map(|&i| values[i as usize]).sum::<f64>() / n as f64)
+            .collect(),
+        None => {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (0..resamples)
+                .map(|_| (0..n).map(|_| values[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+                .collect()
+        }
+    };
     means.sort_by(f64::total_cmp);
     let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
     let at = |q: f64| {
@@ -107,6 +118,55 @@ pub fn bootstrap_mean(values: &[f64], resamples: usize, level: f64, seed: u64) -
         lo: at(tail),
         hi: at(1.0 - tail),
     }
+}
+
+/// The largest table of resample draws [`resample_draws`] keeps: 4 Mi indices (16 MiB).
+const MAX_CACHED_DRAWS: usize = 1 << 22;
+
+/// How many tables of resample draws [`resample_draws`] keeps per thread.
+const CACHED_TABLES: usize = 4;
+
+/// A table of resample draws and what it was drawn for: (sample size, resamples, seed).
+type DrawTable = ((usize, usize, u64), Rc<[u32]>);
+
+thread_local! {
+    /// The resample draws of recent bootstraps, newest last.
+    static DRAWS: RefCell<Vec<DrawTable>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// The indices a bootstrap of `n` values draws: `resamples` rows of `n` indices, exactly the
+/// draws of `random_range(0..n)` in turn from a generator seeded with `seed`, or `None` when the
+/// table would be too large to keep (the caller then draws as it goes).
+///
+/// The draws depend only on `n`, `resamples` and `seed`, never on the values, and a report
+/// bootstraps dozens of intervals of the same sample size with the same seed (every arm's
+/// summaries, every contrast, every instance's effect). Drawing them once and reading them
+/// again gives the same intervals bit for bit, at the cost of a gather instead of a generator
+/// call per draw.
+fn resample_draws(n: usize, resamples: usize, seed: u64) -> Option<Rc<[u32]>> {
+    let size = n.checked_mul(resamples)?;
+    if size > MAX_CACHED_DRAWS || u32::try_from(n).is_err() {
+        return None;
+    }
+    let key = (n, resamples, seed);
+    DRAWS.with(|cell| {
+        let mut tables = cell.borrow_mut();
+        if let Some(at) = tables.iter().position(|(k, _)| *k == key) {
+            let entry = tables.remove(at);
+            let draws = entry.1.clone();
+            tables.push(entry);
+            return Some(draws);
+        }
+        let mut rng = StdRng::seed_from_u64(seed);
+        // `n` fits in a `u32` (checked above), so every index does too.
+        let draws: Rc<[u32]> = (0..size).map(|_| rng.random_range(0..n) as u32).collect();
+        if tables.len() == CACHED_TABLES {
+            tables.remove(0);
+        }
+        tables.push((key, draws.clone()));
+        Some(draws)
+    })
 }
 
 /// A percentile-bootstrap interval for the mean difference `treatment[i] - baseline[i]` of
@@ -391,6 +451,32 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.lo < a.estimate && a.estimate < a.hi, "{a:?}");
         assert!(a.hi - a.lo < 0.2, "{a:?}");
+    }
+
+    #[test]
+    fn cached_draws_give_the_intervals_of_drawing_as_you_go() {
+        // The draws of the original loop, one generator call per draw, for comparison.
+        let direct = |values: &[f64], resamples: usize, seed: u64| -> Vec<f64> {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let n = values.len();
+            let mut means: Vec<f64> = (0..resamples)
+                .map(|_| (0..n).map(|_| values[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+                .collect();
+            means.sort_by(f64::total_cmp);
+            means
+        };
+        for n in [1, 2, 5, 54, 55] {
+            let values: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 / 3.0).collect();
+            let means = direct(&values, 2000, 0x5eed_ab1a);
+            let tail = (1.0 - 0.95) / 2.0;
+            let at = |q: f64| means[((1999.0 * q).round() as usize).min(1999)];
+            // Twice, so the second reads the cached table.
+            for _ in 0..2 {
+                let interval = bootstrap_mean(&values, 2000, 0.95, 0x5eed_ab1a);
+                assert_eq!(interval.lo.to_bits(), at(tail).to_bits(), "n = {n}");
+                assert_eq!(interval.hi.to_bits(), at(1.0 - tail).to_bits(), "n = {n}");
+            }
+        }
     }
 
     #[test]
