@@ -596,10 +596,7 @@ impl<'m> Eval<'m> {
             _ => None,
         };
         match def {
-            Some(ClosureDef::Lambda(params, body)) => {
-                bind_params(params, args, frame);
-                self.node(snap, frame, body)
-            }
+            Some(ClosureDef::Lambda(params, body)) => self.lambda(snap, frame, params, args, body),
             Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
             None => Err(internal(
                 SrcSpan::default(),

@@ -10,13 +10,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use harness_compiler::ir::{BinaryOp, SrcSpan};
+use harness_compiler::ir::{BinaryOp, LocalId, SrcSpan};
 
 use super::{
-    ClosureDef, Eval, GUARD_EVERY, bind, builtin_result, expect_bool, index_value, internal, local,
-    no_arm,
+    ClosureDef, Eval, GUARD_EVERY, bind, bind_params, builtin_result, expect_bool, index_value,
+    internal, local, no_arm,
 };
-use crate::calls::CallSite;
+use crate::calls::{CallSite, Target};
 use crate::compiled::{Node, NodeGuard, NodeKind};
 use crate::error::RtResult;
 use crate::snapshot::Snapshot;
@@ -419,4 +419,120 @@ impl<'m> Eval<'m> {
         self.give(values);
         result
     }
+
+    /// Calls a closure `|params| body` with `args`. A closure a builtin calls once per element
+    /// mostly has a body of one native call or field read on its parameters and held values
+    /// (`|c| hit_prob[c]`, `|s| s.score`): such a body is evaluated here with its parameters read
+    /// from `args`, counting the same steps in the same order as [`Eval::node`] would after
+    /// binding them, which spares the binding and the general dispatch of every call. Its
+    /// parameters are not written to the frame: only the body can read them, and this path reads
+    /// them from `args`.
+    pub(super) fn lambda(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        params: &[LocalId],
+        args: &[Value],
+        body: &'m Node,
+    ) -> RtResult<Value> {
+        if params.len() == args.len() {
+            match &body.kind {
+                NodeKind::Builtin {
+                    name,
+                    site,
+                    args: operands,
+                    float,
+                } if matches!(site.target, Target::Native(_))
+                    && operands.iter().all(frame_free) =>
+                {
+                    let span = body.span;
+                    let result = match operands.as_slice() {
+                        [] => {
+                            self.tick(span)?;
+                            self.call_site(snap, frame, name, site, &[], span)
+                        }
+                        [a] => {
+                            self.tick(span)?;
+                            let a = self.lambda_operand(snap, frame, params, args, a)?;
+                            self.call_site(snap, frame, name, site, std::slice::from_ref(&a), span)
+                        }
+                        [a, b] => {
+                            self.tick(span)?;
+                            let a = self.lambda_operand(snap, frame, params, args, a)?;
+                            let b = self.lambda_operand(snap, frame, params, args, b)?;
+                            self.call_site(snap, frame, name, site, &[a, b], span)
+                        }
+                        [a, b, c] => {
+                            self.tick(span)?;
+                            let a = self.lambda_operand(snap, frame, params, args, a)?;
+                            let b = self.lambda_operand(snap, frame, params, args, b)?;
+                            let c = self.lambda_operand(snap, frame, params, args, c)?;
+                            self.call_site(snap, frame, name, site, &[a, b, c], span)
+                        }
+                        _ => {
+                            bind_params(params, args, frame);
+                            return self.node(snap, frame, body);
+                        }
+                    };
+                    return builtin_result(result?, *float, span);
+                }
+                NodeKind::Field(base, index) => {
+                    if let NodeKind::Local(id) = &base.kind
+                        && let Some(k) = params.iter().rposition(|p| p == id)
+                    {
+                        let span = body.span;
+                        self.tick(span)?;
+                        self.tick(base.span)?;
+                        return match &args[k] {
+                            Value::Record(r) => r
+                                .values
+                                .get(*index as usize)
+                                .cloned()
+                                .ok_or_else(|| internal(span, "record field out of range")),
+                            other => Err(internal(span, format!("field of {}", other.kind_name()))),
+                        };
+                    }
+                }
+                _ => {}
+            }
+        }
+        bind_params(params, args, frame);
+        self.node(snap, frame, body)
+    }
+
+    /// An operand of a closure body that [`Eval::lambda`] evaluates: a parameter is read from
+    /// the call's arguments, anything else as [`Eval::node_operand`] reads it.
+    #[inline(always)]
+    fn lambda_operand(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        params: &[LocalId],
+        args: &[Value],
+        n: &'m Node,
+    ) -> RtResult<Value> {
+        if let NodeKind::Local(id) = &n.kind
+            && let Some(k) = params.iter().rposition(|p| p == id)
+        {
+            self.tick(n.span)?;
+            return Ok(args[k].clone());
+        }
+        self.node_operand(snap, frame, n)
+    }
+}
+
+/// Whether a node is a leaf that reads no local of the frame other than itself, so that
+/// [`Eval::lambda`] can evaluate it without the closure's parameters bound in the frame.
+fn frame_free(n: &Node) -> bool {
+    matches!(
+        n.kind,
+        NodeKind::Local(_)
+            | NodeKind::Lit(_)
+            | NodeKind::State(_)
+            | NodeKind::Tunable(_)
+            | NodeKind::Computed(_)
+            | NodeKind::Config(_)
+            | NodeKind::Const(_)
+            | NodeKind::Query { .. }
+    )
 }
