@@ -47,6 +47,7 @@ use reach::action_roots;
 pub(crate) use reach::{Needs, Reach};
 pub(crate) use shape::Shape;
 use shape::reply_shape;
+pub(crate) use state::PatchSites;
 
 /// The default limit on a phase's bound: the interpreter's default step budget per turn, so a
 /// harness that checks within it never meets R0009 on that budget.
@@ -158,6 +159,48 @@ pub(crate) trait Summaries {
     /// The walk of the bodies of the layer of index `layer` in the state `context`
     /// ([`Analyser::layer_turn`]); `None` when it is to be walked here.
     fn turn(&self, layer: usize, context: u32) -> Option<Arc<LayerTurn>>;
+    /// The shapes of every state slot over an episode ([`Analyser::settle`]) from their
+    /// initial shapes `initial`, with handlers run at most `observations` times; `None` when
+    /// they are to be settled here.
+    fn settled(&self, initial: &[Shape], observations: u64) -> Option<Vec<Shape>>;
+}
+
+/// The shapes over an episode of the state slots that the patches of `patches` write, from
+/// their initial shapes `initial` (by slot; the others keep theirs), with handlers run at most
+/// `observations` times ([`Analyser::settle`]). `program` is a partial view that holds the
+/// slots, and every computed value, function and tunable the patches' bodies read: they are
+/// analysed here.
+pub(crate) fn settle<'p>(
+    program: &'p View<'p>,
+    patches: &PatchSites<'p>,
+    initial: Vec<Shape>,
+    bounds: &'p BTreeMap<String, u64>,
+    observations: u64,
+) -> Vec<Shape> {
+    // The shapes do not depend on the limit: no expression is judged against one.
+    let mut a = Analyser::new(program, bounds, UNBOUNDED, &Unkept);
+    a.settle(initial, patches, observations)
+}
+
+/// No analyses kept: [`settle`] analyses every computed value it reads itself.
+struct Unkept;
+
+impl Summaries for Unkept {
+    fn context(&self, _: &[Shape]) -> u32 {
+        0
+    }
+
+    fn get(&self, _: ComputedId, _: u32) -> Option<(Arc<Analysed>, Arc<Reach>)> {
+        None
+    }
+
+    fn turn(&self, _: usize, _: u32) -> Option<Arc<LayerTurn>> {
+        None
+    }
+
+    fn settled(&self, _: &[Shape], _: u64) -> Option<Vec<Shape>> {
+        None
+    }
 }
 
 /// A computed value's analysis in one state, with what its body reads directly.

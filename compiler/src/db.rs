@@ -71,6 +71,11 @@ pub struct SourceFile {
     /// The text.
     #[returns(ref)]
     pub text: Arc<str>,
+    /// The text split into chunks. The workspace sets it with the text: after an edit it splits
+    /// again only the lines around the edit ([`crate::split::resplit`]), which needs the previous
+    /// split, and a query cannot read its own previous value.
+    #[returns(ref)]
+    pub split: Arc<crate::split::Split>,
 }
 
 /// The workspace's inputs: its files, in path order, and the known signatures.
@@ -310,6 +315,8 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
         contexts: RefCell::default(),
         plans: RefCell::default(),
         kept: RefCell::default(),
+        chunks: RefCell::default(),
+        reads: RefCell::default(),
     };
     let mut report = guarded(module, || crate::cost::analyse(&view, bounds, limit, &kept))
         .map_err(|internal| vec![*internal])?;
@@ -344,7 +351,7 @@ pub fn cost(db: &dyn salsa::Database, key: ModuleKey) -> Result<CostReport, Vec<
     Ok(report)
 }
 
-/// The cost group of each computed value, function and tunable of a module, by id: 0 for the
+/// The cost group of each computed value, function, tunable and state slot of a module, by id: 0 for the
 /// items (the definitions outside layers, of every file of the program), `l + 1` for the members
 /// of layer `l`. Read from the environment, so that an edit inside a body leaves it alone.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -355,6 +362,8 @@ pub struct CostLayout {
     pub fns: Vec<u32>,
     /// The group of each tunable.
     pub tunables: Vec<u32>,
+    /// The group of each state slot.
+    pub states: Vec<u32>,
 }
 
 /// The cost groups of a module's definitions ([`CostLayout`]).
@@ -379,7 +388,8 @@ pub fn cost_layout(db: &dyn salsa::Database, key: ModuleKey) -> CostLayout {
                 env::MemberDef::Computed(id, _) => place(&mut layout.computed, id.0, group),
                 env::MemberDef::Fn(info) => place(&mut layout.fns, info.id.0, group),
                 env::MemberDef::Tunable(id, ..) => place(&mut layout.tunables, id.0, group),
-                env::MemberDef::State(..) | env::MemberDef::Action(..) => {}
+                env::MemberDef::State(id, _) => place(&mut layout.states, id.0, group),
+                env::MemberDef::Action(..) => {}
             }
         }
     }
@@ -405,6 +415,22 @@ pub(crate) struct LayerReads {
     fns: Vec<(ir::FnId, crate::cost::Needs)>,
     /// What the actions, handlers, revise blocks and decide rules read, together.
     turn: crate::cost::Needs,
+    /// What the bodies of the actions, handlers and revise blocks read, together: the patch
+    /// sites of the state's rounds ([`crate::cost::PatchSites`]).
+    sites: crate::cost::Needs,
+    /// Whether any of those bodies patches a state slot.
+    patches: bool,
+}
+
+/// Whether statements patch a state slot.
+#[derive(Default)]
+struct Patches(bool);
+
+impl crate::visit::Visit for Patches {
+    fn stmt(&mut self, stmt: &ir::Stmt) {
+        self.0 |= matches!(stmt.kind, ir::StmtKind::Patch { .. });
+        crate::visit::walk::stmt(self, stmt);
+    }
 }
 
 /// What the bodies of some chunks read ([`LayerReads`]).
@@ -445,6 +471,15 @@ pub(crate) fn layer_reads(db: &dyn salsa::Database, chunks: Chunks) -> LayerRead
             crate::visit::Visit::expr(turn, &revise.cond);
             crate::visit::walk::stmts(turn, &revise.body);
         }
+        let bodies = (ir.actions.iter().map(|(_, action)| &action.body))
+            .chain(ir.handlers.iter().map(|handler| &handler.body))
+            .chain(ir.revises.iter().map(|revise| &revise.body));
+        let mut patches = Patches::default();
+        for body in bodies {
+            crate::visit::walk::stmts(&mut reads.sites, body);
+            crate::visit::walk::stmts(&mut patches, body);
+        }
+        reads.patches |= patches.0;
         for rule in &ir.rules {
             for guard in &rule.guards {
                 match guard {
@@ -531,6 +566,7 @@ pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Ar
         computed: Default::default(),
         fns: Default::default(),
         tunables: Default::default(),
+        state: Default::default(),
     };
     let mut ids = Vec::new();
     for check in own.iter().chain(&others) {
@@ -585,6 +621,104 @@ pub(crate) fn layer_cost(db: &dyn salsa::Database, key: LayerState) -> Option<Ar
     }))
 }
 
+/// What [`slot_shapes`] is keyed on: a group of layers whose patch sites read and write only
+/// the state slots of the group's layers, with those slots' initial shapes. An edit inside
+/// another layer leaves it equal, so the group's slots are not settled again.
+#[salsa::interned(no_lifetime, debug, revisions = usize::MAX)]
+pub(crate) struct SlotGroup {
+    /// The module.
+    pub(crate) module: ModuleKey,
+    /// The chunks of each layer of the group that patches a slot, in layer order.
+    #[returns(ref)]
+    pub(crate) sites: Vec<Chunks>,
+    /// The chunks of the items, of the group's layers and of every layer whose computed
+    /// values, functions or tunables the sites' bodies read, directly or through others.
+    pub(crate) values: Chunks,
+    /// The initial shapes of the slots of the group's layers, by slot.
+    #[returns(ref)]
+    pub(crate) initial: Vec<(u32, crate::cost::Shape)>,
+    /// The most times the handlers run in an episode ([`crate::cost::settle`]).
+    pub(crate) observations: u64,
+}
+
+/// The shapes over an episode of the state slots of a group of layers ([`SlotGroup`]), by
+/// slot: the rounds of the whole module's patches restricted to the group's, which give the
+/// same shapes for its slots, as no other patch reads or writes them. `None` when the group's
+/// definitions do not make a view. The computed values the patches read are analysed here: a
+/// group is settled again only after an edit inside one of its layers or of what they read.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn slot_shapes(
+    db: &dyn salsa::Database,
+    key: SlotGroup,
+) -> Option<Vec<(u32, crate::cost::Shape)>> {
+    let module = key.module(db);
+    let inputs = module.inputs(db);
+    let env = environment(db, inputs);
+    let scope = env.scopes.get(module.module(db))?;
+    let checks = |chunks: Chunks| -> Vec<&ChunkCheck> {
+        chunks
+            .keys(db)
+            .iter()
+            .flat_map(|key| &check_group(db, *key).chunks)
+            .collect()
+    };
+    let values = checks(key.values(db));
+    let mut parts = lower::Parts {
+        items: values.iter().map(|check| &check.ir).collect(),
+        computed: Default::default(),
+        fns: Default::default(),
+        tunables: Default::default(),
+        state: Default::default(),
+    };
+    for check in &values {
+        let ir = &check.ir;
+        parts
+            .computed
+            .extend(ir.computed.iter().map(|(id, def)| (id.0, def)));
+        parts.fns.extend(ir.fns.iter().map(|(id, def)| (id.0, def)));
+        parts
+            .tunables
+            .extend(ir.tunables.iter().map(|(id, def)| (id.0, def)));
+        parts
+            .state
+            .extend(ir.state.iter().map(|(id, def)| (id.0, def)));
+    }
+    let view = lower::partial(scope, parts).ok()?;
+    let mut actions = Vec::new();
+    let mut patches = crate::cost::PatchSites::default();
+    for layer in key.sites(db) {
+        let (mut handlers, mut revise) = (Vec::new(), Vec::new());
+        for check in checks(*layer) {
+            actions.extend(check.ir.actions.iter().map(|(id, action)| (*id, action)));
+            handlers.extend(check.ir.handlers.iter());
+            revise.extend(check.ir.revises.iter());
+        }
+        patches.layers.push((handlers, revise));
+    }
+    actions.sort_by_key(|(id, _)| *id);
+    patches.actions = actions.into_iter().map(|(_, action)| action).collect();
+    // The slots of other groups keep the shape of no value; no patch of this group reads one.
+    let initial = key.initial(db);
+    let mut shapes =
+        vec![crate::cost::Shape::default(); initial.last().map_or(0, |(s, _)| *s as usize + 1)];
+    for (slot, shape) in initial {
+        shapes[*slot as usize] = shape.clone();
+    }
+    let settled = crate::cost::settle(
+        &view,
+        &patches,
+        shapes,
+        game_bounds(db, module),
+        key.observations(db),
+    );
+    Some(
+        initial
+            .iter()
+            .map(|(slot, _)| (*slot, settled[*slot as usize].clone()))
+            .collect(),
+    )
+}
+
 /// The shapes of lower groups' computed values, as a group's analysis ([`layer_cost`]) reads
 /// them: each made once into an analysis with that shape, which every read shares.
 struct LowerShapes {
@@ -631,6 +765,11 @@ impl crate::cost::Summaries for LowerShapes {
         // A group's analysis walks no other layer.
         None
     }
+
+    fn settled(&self, _: &[crate::cost::Shape], _: u64) -> Option<Vec<crate::cost::Shape>> {
+        // A group's analysis is given the state.
+        None
+    }
 }
 
 /// The analyses the module's analysis ([`cost`]) reads: every group's, in each state the
@@ -649,6 +788,10 @@ struct ModuleSummaries<'db> {
     /// The groups' analyses fetched so far, by group and state number; `None` for a group that
     /// is analysed with its module.
     kept: RefCell<FxHashMap<(u32, u32), Option<&'db LayerCost>>>,
+    /// The chunks of each cost group, interned at their first use.
+    chunks: RefCell<Vec<Option<Chunks>>>,
+    /// What each cost group's bodies read, fetched at its first use.
+    reads: RefCell<Vec<Option<&'db LayerReads>>>,
 }
 
 /// The plans of a module's groups ([`ModuleSummaries::plan`]), by group and by whether the
@@ -682,18 +825,27 @@ impl<'db> ModuleSummaries<'db> {
         plan
     }
 
+    /// The chunks of the cost group `group`.
+    fn chunks(&self, group: u32) -> Chunks {
+        let mut interned = self.chunks.borrow_mut();
+        if interned.len() <= group as usize {
+            interned.resize(group as usize + 1, None);
+        }
+        *interned[group as usize].get_or_insert_with(|| {
+            let keys = self.groups.get(group as usize).cloned().unwrap_or_default();
+            Chunks::new(self.db, keys)
+        })
+    }
+
     fn make_plan(&self, group: u32, phases: bool) -> Option<LayerPlan> {
         let db = self.db;
-        let chunks = |g: u32| -> Chunks {
-            Chunks::new(db, self.groups.get(g as usize).cloned().unwrap_or_default())
-        };
-        let own = chunks(group);
+        let own = self.chunks(group);
         let mut needs = crate::cost::Needs::default();
-        needs.extend(&layer_reads(db, own).values);
+        needs.extend(&self.reads(group).values);
         if phases {
-            needs.extend(&layer_reads(db, own).turn);
+            needs.extend(&self.reads(group).turn);
         }
-        needs.extend(&layer_reads(db, chunks(0)).values);
+        needs.extend(&self.reads(0).values);
         // The functions the bodies call, and those they call in turn, each read in its group.
         let mut others = BTreeSet::from([0]);
         let mut seen = BTreeSet::new();
@@ -703,7 +855,7 @@ impl<'db> ModuleSummaries<'db> {
             }
             let home = *self.layout.fns.get(f.index())?;
             others.insert(home);
-            let reads = layer_reads(db, chunks(home));
+            let reads = self.reads(home);
             let at = reads.fns.binary_search_by_key(&f, |(id, _)| *id).ok()?;
             needs.extend(&reads.fns[at].1);
         }
@@ -736,6 +888,122 @@ impl<'db> ModuleSummaries<'db> {
             states: states.into_iter().collect(),
             lower,
         })
+    }
+
+    /// What the bodies of the cost group `group` read ([`layer_reads`]), fetched once.
+    fn reads(&self, group: u32) -> &'db LayerReads {
+        if let Some(Some(reads)) = self.reads.borrow().get(group as usize) {
+            return reads;
+        }
+        let reads = layer_reads(self.db, self.chunks(group));
+        let mut fetched = self.reads.borrow_mut();
+        if fetched.len() <= group as usize {
+            fetched.resize(group as usize + 1, None);
+        }
+        fetched[group as usize] = Some(reads);
+        reads
+    }
+
+    /// What evaluating bodies that need `needs` reads, through the computed values and functions
+    /// they read: the state slots (with repeats), and whether it analyses the definitions of
+    /// each cost group (the items' always). `None` when it makes a preview (which walks the
+    /// whole module) or reads a definition the layout does not place.
+    fn closure(&self, needs: &crate::cost::Needs) -> Option<(Vec<ir::StateId>, Vec<bool>)> {
+        let mut needs = needs.clone();
+        needs.extend(&self.reads(0).values);
+        let mut groups = vec![false; self.groups.len()];
+        // The cost groups whose computed values' reads are taken, all together.
+        let mut valued = vec![false; self.groups.len()];
+        groups[0] = true;
+        valued[0] = true;
+        let mut fns = BTreeSet::new();
+        let mut states = Vec::new();
+        loop {
+            if let Some(c) = needs.computed.pop() {
+                let home = *self.layout.computed.get(c.index())? as usize;
+                *groups.get_mut(home)? = true;
+                if !std::mem::replace(valued.get_mut(home)?, true) {
+                    needs.extend(&self.reads(home as u32).values);
+                }
+            } else if let Some(f) = needs.fns.pop() {
+                if !fns.insert(f) {
+                    continue;
+                }
+                let home = *self.layout.fns.get(f.index())?;
+                *groups.get_mut(home as usize)? = true;
+                let reads = self.reads(home);
+                let at = reads.fns.binary_search_by_key(&f, |(id, _)| *id).ok()?;
+                needs.extend(&reads.fns[at].1);
+            } else if let Some(t) = needs.tunables.pop() {
+                *groups.get_mut(*self.layout.tunables.get(t.index())? as usize)? = true;
+            } else {
+                break;
+            }
+        }
+        if needs.preview {
+            return None;
+        }
+        states.append(&mut needs.states);
+        Some((states, groups))
+    }
+
+    /// The module's layers in groups that settle apart ([`SlotGroup`]): a layer whose bodies
+    /// patch a slot is grouped with the layers of the slots those bodies read. `None` when the
+    /// slots are settled with the module ([`Self::closure`]).
+    fn slot_groups(&self) -> Option<Vec<SlotPlan>> {
+        let count = self.groups.len();
+        // Each cost group points towards the least cost group of its slot group.
+        let mut parent: Vec<usize> = (0..count).collect();
+        fn root(parent: &mut [usize], mut at: usize) -> usize {
+            while parent[at] != at {
+                parent[at] = parent[parent[at]];
+                at = parent[at];
+            }
+            at
+        }
+        let mut reads: Vec<Option<Vec<bool>>> = vec![None; count];
+        for (layer, read) in reads.iter_mut().enumerate().skip(1) {
+            let own = self.reads(layer as u32);
+            if !own.patches {
+                continue;
+            }
+            let (states, groups) = self.closure(&own.sites)?;
+            for slot in states {
+                let home = *self.layout.states.get(slot.index())? as usize;
+                let (a, b) = (root(&mut parent, layer), root(&mut parent, home));
+                parent[a.max(b)] = a.min(b);
+            }
+            *read = Some(groups);
+        }
+        // Only the groups with a patch have slots that change.
+        let mut index = vec![None; count];
+        let mut plans: Vec<SlotPlan> = Vec::new();
+        for (layer, read) in reads.iter().enumerate().skip(1) {
+            let top = root(&mut parent, layer);
+            if read.is_some() && index[top].is_none() {
+                index[top] = Some(plans.len());
+                plans.push(SlotPlan {
+                    layers: Vec::new(),
+                    sites: Vec::new(),
+                    values: vec![false; count],
+                });
+            }
+        }
+        for (layer, read) in reads.into_iter().enumerate().skip(1) {
+            let Some(at) = index[root(&mut parent, layer)] else {
+                continue;
+            };
+            let plan = &mut plans[at];
+            plan.layers.push(layer as u32);
+            plan.values[layer] = true;
+            if let Some(read) = read {
+                plan.sites.push(layer as u32);
+                for (value, read) in plan.values.iter_mut().zip(read) {
+                    *value |= read;
+                }
+            }
+        }
+        Some(plans)
     }
 
     /// The analyses of `group` in the state numbered `context`; `None` for a group analysed
@@ -805,6 +1073,58 @@ impl crate::cost::Summaries for ModuleSummaries<'_> {
             .or_insert(Some(kept));
         kept.turn.clone()
     }
+
+    fn settled(
+        &self,
+        initial: &[crate::cost::Shape],
+        observations: u64,
+    ) -> Option<Vec<crate::cost::Shape>> {
+        let db = self.db;
+        let mut slots_of = vec![Vec::new(); self.groups.len()];
+        for (slot, home) in self.layout.states.iter().enumerate() {
+            slots_of.get_mut(*home as usize)?.push(slot);
+        }
+        let mut shapes = initial.to_vec();
+        for plan in self.slot_groups()? {
+            let slots: Vec<(u32, crate::cost::Shape)> = (plan.layers.iter())
+                .flat_map(|layer| &slots_of[*layer as usize])
+                .map(|slot| {
+                    (
+                        *slot as u32,
+                        initial.get(*slot).cloned().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let sites: Vec<Chunks> = plan.sites.iter().map(|layer| self.chunks(*layer)).collect();
+            let values: Vec<GroupKey> = (plan.values.iter().enumerate())
+                .filter(|(_, read)| **read)
+                .flat_map(|(group, _)| self.groups[group].iter().copied())
+                .collect();
+            let key = SlotGroup::new(
+                db,
+                self.module,
+                sites,
+                Chunks::new(db, values),
+                slots,
+                observations,
+            );
+            for (slot, shape) in slot_shapes(db, key).as_ref()? {
+                *shapes.get_mut(*slot as usize)? = shape.clone();
+            }
+        }
+        Some(shapes)
+    }
+}
+
+/// One group of layers whose slots settle apart ([`ModuleSummaries::slot_groups`]).
+struct SlotPlan {
+    /// The group's layers, by cost group, in order.
+    layers: Vec<u32>,
+    /// Those whose bodies patch a slot.
+    sites: Vec<u32>,
+    /// Whether the patches' bodies read the definitions of each cost group; the group's own
+    /// layers are read for their slots.
+    values: Vec<bool>,
 }
 
 /// The query bounds declared by the game of a module, by query. A query of its own so that the

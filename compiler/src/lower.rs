@@ -176,7 +176,7 @@ pub struct View<'a> {
     /// Config entries, by id.
     pub config: Vec<&'a ir::Param>,
     /// State slots, by id.
-    pub state: Vec<&'a ir::StateSlot>,
+    pub state: Arena<'a, ir::StateSlot>,
     /// Tunables, by id.
     pub tunables: Arena<'a, ir::Param>,
     /// Computed values, by id.
@@ -251,26 +251,26 @@ pub struct LayerView<'a> {
 /// takes them (`offset` and `file` are not read); `Err` names a definition that no chunk
 /// lowered, as [`assemble`] does.
 pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, String> {
-    let mut consts = BTreeMap::new();
-    let mut config = BTreeMap::new();
-    let mut state = BTreeMap::new();
-    let mut tunables = BTreeMap::new();
-    let mut computed = BTreeMap::new();
-    let mut fns = BTreeMap::new();
-    let mut actions = BTreeMap::new();
-    let mut llms = BTreeMap::new();
+    let mut consts = ById::default();
+    let mut config = ById::default();
+    let mut state = ById::default();
+    let mut tunables = ById::default();
+    let mut computed = ById::default();
+    let mut fns = ById::default();
+    let mut actions = ById::default();
+    let mut llms = ById::default();
     let mut layers: Vec<LayerView<'a>> =
         scope.layers.iter().map(|_| LayerView::default()).collect();
     for placed in chunks {
         let chunk = placed.ir;
-        consts.extend(chunk.consts.iter().map(|(id, def)| (*id, def)));
-        config.extend(chunk.config.iter().map(|(id, def)| (*id, def)));
-        state.extend(chunk.state.iter().map(|(id, def)| (*id, def)));
-        tunables.extend(chunk.tunables.iter().map(|(id, def)| (*id, def)));
-        computed.extend(chunk.computed.iter().map(|(id, def)| (*id, def)));
-        fns.extend(chunk.fns.iter().map(|(id, def)| (*id, def)));
-        actions.extend(chunk.actions.iter().map(|(id, def)| (*id, def)));
-        llms.extend(chunk.llms.iter().map(|(id, def)| (*id, def)));
+        consts.extend(&chunk.consts);
+        config.extend(&chunk.config);
+        state.extend(&chunk.state);
+        tunables.extend(&chunk.tunables);
+        computed.extend(&chunk.computed);
+        fns.extend(&chunk.fns);
+        actions.extend(&chunk.actions);
+        llms.extend(&chunk.llms);
         let Some(layer) = placed.layer.and_then(|id| layers.get_mut(id.index())) else {
             continue;
         };
@@ -281,22 +281,56 @@ pub fn view<'a>(scope: &'a Scope, chunks: &[Placed<'a>]) -> Result<View<'a>, Str
     }
     Ok(View {
         module: &scope.module,
-        consts: dense(consts, "constant")?,
-        config: dense(config, "config entry")?,
-        state: dense(state, "state slot")?,
-        tunables: Arena::All(dense(tunables, "tunable")?),
-        computed: Arena::All(dense(computed, "computed value")?),
-        fns: Arena::All(dense(fns, "function")?),
-        actions: dense(actions, "action")?,
+        consts: consts.dense("constant")?,
+        config: config.dense("config entry")?,
+        state: Arena::All(state.dense("state slot")?),
+        tunables: Arena::All(tunables.dense("tunable")?),
+        computed: Arena::All(computed.dense("computed value")?),
+        fns: Arena::All(fns.dense("function")?),
+        actions: actions.dense("action")?,
         layers,
-        llms: dense(llms, "LLM effect")?,
+        llms: llms.dense("LLM effect")?,
         enums: &scope.enums,
     })
 }
 
+/// Definitions of one kind by reference, placed by id: the arenas of a [`View`] as they fill.
+/// Ids are dense, so a vector indexed by id holds them, not an ordered map: a re-check builds
+/// the view of the whole module after every edit.
+struct ById<'a, T>(Vec<Option<&'a T>>);
+
+impl<T> Default for ById<'_, T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<'a, T> ById<'a, T> {
+    /// Places a chunk's definitions; a later definition of an id replaces an earlier one, as
+    /// [`assemble`]'s maps do.
+    fn extend<K: Copy + Into<u32>>(&mut self, defs: &'a [(K, T)]) {
+        for (id, def) in defs {
+            let index = (*id).into() as usize;
+            if index >= self.0.len() {
+                self.0.resize(index + 1, None);
+            }
+            self.0[index] = Some(def);
+        }
+    }
+
+    /// The definitions by id, or the first id that none was placed under, as [`dense`] names it.
+    fn dense(self, what: &str) -> Result<Vec<&'a T>, String> {
+        self.0
+            .into_iter()
+            .enumerate()
+            .map(|(id, def)| def.ok_or_else(|| format!("{what} {id} was not lowered")))
+            .collect()
+    }
+}
+
 /// The definitions a partial [`View`] is made of: the module's items (its constants, config
-/// entries and `llm` effects, all of them) and the computed values, functions and tunables one
-/// part of the analysis reads.
+/// entries and `llm` effects, all of them) and the state slots, computed values, functions and
+/// tunables one part of the analysis reads.
 pub struct Parts<'a> {
     /// The chunks of the items, whose constants, config entries and effects are taken whole.
     pub items: Vec<&'a ChunkIr>,
@@ -306,30 +340,32 @@ pub struct Parts<'a> {
     pub fns: FxHashMap<u32, &'a ir::Function>,
     /// Tunables, by id.
     pub tunables: FxHashMap<u32, &'a ir::Param>,
+    /// State slots, by id.
+    pub state: FxHashMap<u32, &'a ir::StateSlot>,
 }
 
-/// A view of part of a module's program: no state, actions or layer blocks; `Err` names an
-/// item that no chunk lowered, as [`view`] does.
+/// A view of part of a module's program: no actions or layer blocks; `Err` names an item that
+/// no chunk lowered, as [`view`] does.
 pub fn partial<'a>(scope: &'a Scope, parts: Parts<'a>) -> Result<View<'a>, String> {
-    let mut consts = BTreeMap::new();
-    let mut config = BTreeMap::new();
-    let mut llms = BTreeMap::new();
+    let mut consts = ById::default();
+    let mut config = ById::default();
+    let mut llms = ById::default();
     for chunk in &parts.items {
-        consts.extend(chunk.consts.iter().map(|(id, def)| (*id, def)));
-        config.extend(chunk.config.iter().map(|(id, def)| (*id, def)));
-        llms.extend(chunk.llms.iter().map(|(id, def)| (*id, def)));
+        consts.extend(&chunk.consts);
+        config.extend(&chunk.config);
+        llms.extend(&chunk.llms);
     }
     Ok(View {
         module: &scope.module,
-        consts: dense(consts, "constant")?,
-        config: dense(config, "config entry")?,
-        state: Vec::new(),
+        consts: consts.dense("constant")?,
+        config: config.dense("config entry")?,
+        state: Arena::Some(parts.state),
         tunables: Arena::Some(parts.tunables),
         computed: Arena::Some(parts.computed),
         fns: Arena::Some(parts.fns),
         actions: Vec::new(),
         layers: Vec::new(),
-        llms: dense(llms, "LLM effect")?,
+        llms: llms.dense("LLM effect")?,
         enums: &scope.enums,
     })
 }

@@ -19,6 +19,7 @@ use crate::db::{self, Database, Inputs, SourceFile, guarded};
 use crate::diagnostic::Diagnostic;
 use crate::ir;
 use crate::signatures::SignatureSet;
+use crate::split;
 
 /// A set of loaded files checked together, with the signatures they are checked against.
 pub struct Workspace {
@@ -74,12 +75,16 @@ impl Workspace {
         use salsa::Setter;
         match self.files.get(path) {
             Some(file) => {
-                if **file.text(&self.db) != *text {
+                let old = file.text(&self.db);
+                if **old != *text {
+                    let split = split::resplit(old, file.split(&self.db), text);
                     file.set_text(&mut self.db).to(Arc::from(text));
+                    file.set_split(&mut self.db).to(Arc::new(split));
                 }
             }
             None => {
-                let file = SourceFile::new(&self.db, path.to_owned(), Arc::from(text));
+                let split = Arc::new(split::split(text));
+                let file = SourceFile::new(&self.db, path.to_owned(), Arc::from(text), split);
                 self.files.insert(path.to_owned(), file);
                 let files: Vec<SourceFile> = self.files.values().copied().collect();
                 self.inputs.set_files(&mut self.db).to(files);

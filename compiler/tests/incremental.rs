@@ -79,7 +79,9 @@ fn editing_one_computed_body_rechecks_only_that_member() {
     // chunks are new, are made again.
     assert_eq!(ran.get("layer_reads"), Some(&1), "{log:#?}");
     assert_eq!(ran.get("layer_cost"), Some(&1), "{log:#?}");
-    assert_eq!(ran.len(), 12, "no other query runs: {log:#?}");
+    // The slots of the edited layer are settled again, as the layer's chunks are new.
+    assert_eq!(ran.get("slot_shapes"), Some(&1), "{log:#?}");
+    assert_eq!(ran.len(), 13, "no other query runs: {log:#?}");
 }
 
 #[test]
@@ -289,9 +291,10 @@ fn a_body_edit_validates_one_memo_per_group_not_per_member() {
             "{validated:?}"
         );
         // The cost bound keeps one analysis of each layer's computed values per state of the
-        // slots it meets ([`a_body_edit_analyses_again_only_the_computed_values_of_its_layer`]):
+        // slots it meets ([`a_body_edit_analyses_again_only_the_computed_values_of_its_layer`])
+        // and the shapes of each layer's slots ([`a_body_edit_settles_again_only_the_slots_of_its_layer`]):
         // those are validated per layer too, and counted apart.
-        let cost = ["layer_cost", "layer_reads"];
+        let cost = ["layer_cost", "layer_reads", "slot_shapes"];
         validated_by_size.push((
             validated
                 .iter()
@@ -299,6 +302,7 @@ fn a_body_edit_validates_one_memo_per_group_not_per_member() {
                 .map(|(_, n)| n)
                 .sum::<usize>(),
             validated.get("layer_reads").copied().unwrap_or(0),
+            validated.get("slot_shapes").copied().unwrap_or(0),
         ));
     }
     let per_layer = (validated_by_size[1].0 - validated_by_size[0].0) / 27;
@@ -306,9 +310,15 @@ fn a_body_edit_validates_one_memo_per_group_not_per_member() {
         per_layer <= 3,
         "{per_layer} memo validations per added layer: {validated_by_size:?}"
     );
-    // What each layer's computed values read is validated once per layer.
+    // What each layer's computed values read is validated once per layer, and so are the
+    // shapes of each layer's slots.
     assert_eq!(
         validated_by_size[1].1 - validated_by_size[0].1,
+        27,
+        "{validated_by_size:?}"
+    );
+    assert_eq!(
+        validated_by_size[1].2 - validated_by_size[0].2,
         27,
         "{validated_by_size:?}"
     );
@@ -373,6 +383,49 @@ fn a_body_edit_analyses_again_only_the_computed_values_of_its_layer() {
         before.set_file("layered.harness", &text);
         before.cost("demo.layered")
     });
+}
+
+/// The shapes of the state slots over an episode are settled per group of layers whose patches
+/// share slots: after an edit inside one layer, only the slots of that layer are settled again,
+/// however many layers the file has, and the report is the one a fresh workspace gives.
+#[test]
+fn a_body_edit_settles_again_only_the_slots_of_its_layer() {
+    for layers in [3, 30] {
+        let text = layered(layers);
+        // The edit changes how `count1` grows: its patch reads `b1`, which reads `a1`.
+        let edited = text.replacen(
+            "computed a1: Int = count1 + 1",
+            "computed a1: Int = count1 + 1 + 1",
+            1,
+        );
+        let (workspace, cold, log) = clean_recheck("layered", &text, &edited);
+        // A cold check settles each layer's slots apart, as no layer's patches read another's.
+        assert_eq!(cold.get("slot_shapes"), Some(&layers), "{cold:?}");
+        assert_eq!(counts(&log).get("slot_shapes"), Some(&1), "{log:#?}");
+        let validated = counts(&workspace.database().take_validated());
+        assert_eq!(
+            validated.get("slot_shapes"),
+            Some(&(layers - 1)),
+            "{validated:?}"
+        );
+    }
+}
+
+/// Layers whose patches read each other's slots settle together: an edit inside one settles
+/// the slots of both again, in one query, and the report is the one a fresh workspace gives.
+#[test]
+fn layers_whose_patches_read_each_other_settle_together() {
+    let text = stack("linked", 4, |l| {
+        let read = if l == 2 { "count1" } else { "1" };
+        format!(
+            "  action bump{l}() {{ patch count{l} += {read} }}\n  decide {{ when count{l} < LIMIT => bump{l}() }}\n"
+        )
+    });
+    let edited = text.replacen("patch count1 += 1", "patch count1 += 1 + 1", 1);
+    let (_, cold, log) = clean_recheck("linked", &text, &edited);
+    // Layers 1 and 2 are one group; layers 0 and 3 one each.
+    assert_eq!(cold.get("slot_shapes"), Some(&3), "{cold:?}");
+    assert_eq!(counts(&log).get("slot_shapes"), Some(&1), "{log:#?}");
 }
 
 /// A harness of `layers` layers whose bodies read only their state: no computed values, so what

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::{Analyser, Locals, Shape, TURN_CAP, UNBOUNDED, add, mul};
-use crate::ir::{BinaryOp, Stmt, StmtKind};
+use crate::ir::{Action, BinaryOp, Handler, Revise, StateSlot, Stmt, StmtKind};
+use crate::lower::View;
 use crate::types::Ty;
 
 impl<'p> Analyser<'p> {
@@ -12,8 +13,8 @@ impl<'p> Analyser<'p> {
     /// the whole slot; a collection that grows in place (`+=`, a new map key) is unbounded.
     pub(super) fn state_shapes(&mut self) -> Vec<Shape> {
         let p = self.p;
-        let mut shapes: Vec<Shape> = p
-            .state
+        let slots: Vec<&StateSlot> = (0..p.state.len()).map(|i| &p.state[i]).collect();
+        let mut shapes: Vec<Shape> = slots
             .iter()
             .map(|s| Shape::of_type_for(&s.ty, || Arc::from(format!("the state `{}`", s.name))))
             .collect();
@@ -21,7 +22,7 @@ impl<'p> Analyser<'p> {
         // read are kept equal to `shapes` one slot at a time, not copied whole for each slot.
         self.state = shapes.clone();
         self.initialising = true;
-        for (i, slot) in p.state.iter().enumerate() {
+        for (i, slot) in slots.iter().enumerate() {
             let mut locals = self.locals(&slot.init.frame);
             shapes[i] = self.expr(&slot.init.expr, &mut locals).1;
             self.state[i] = shapes[i].clone();
@@ -30,24 +31,6 @@ impl<'p> Analyser<'p> {
         // round, so none of it is kept for the rounds ([`Analyser::patch_round`]).
         self.forget();
         self.initialising = false;
-        // Patches may copy one slot into another: a few rounds reach the join of them all. A
-        // slot that still changes after them (`+=` on a list, a new map key, `n = n + 1`)
-        // changes by the same amount each round when it grows linearly. A round runs every
-        // patch once, and a turn runs each patch at most `per_turn` times (an action or revise
-        // block once, a handler once per observation), so over the most turns an episode has
-        // ([`TURN_CAP`]) a slot holds at most its settled size plus that many growths. A slot
-        // whose growth itself grows (`xs = xs + xs`) is unbounded.
-        let settle = 3;
-        let mut fixed = false;
-        for _ in 0..settle {
-            shapes = self.patch_round(shapes, Sites::All);
-            // A round reads only the shapes it starts from: one that changes none is a fixed
-            // point, and the rounds after it would repeat it.
-            if shapes == self.state {
-                fixed = true;
-                break;
-            }
-        }
         let per_turn = p
             .actions
             .iter()
@@ -62,16 +45,65 @@ impl<'p> Analyser<'p> {
             .get(crate::signatures::EPISODE_OBSERVATIONS)
             .map_or(UNBOUNDED, |n| *n)
             .min(mul(TURN_CAP, per_turn));
+        let mut shapes = match self.summaries.settled(&shapes, observations) {
+            Some(settled) => settled,
+            None => self.settle(shapes, &PatchSites::of(p), observations),
+        };
+        // A set, or a map's keys, holds each value of its element type at most once.
+        for (shape, slot) in shapes.iter_mut().zip(slots) {
+            if let Ty::Set(t) | Ty::Map(t, _) = &slot.ty
+                && let Some(most) = self.distinct(t)
+                && most < shape.len
+            {
+                shape.len = most;
+                shape.why = None;
+            }
+        }
+        self.forget();
+        self.over.clear();
+        shapes
+    }
+
+    /// The shapes over an episode of the slots the patches of `patches` write, from the initial
+    /// shapes `shapes`: rounds to a fixed point, then linear growth extended over the most
+    /// turns, with handlers run at most `observations` times. A round reads only the slots its
+    /// patches read and writes only those they patch, so the slots of patch sites that share
+    /// no slot settle apart from each other exactly as they settle together.
+    pub(super) fn settle(
+        &mut self,
+        mut shapes: Vec<Shape>,
+        patches: &PatchSites<'p>,
+        observations: u64,
+    ) -> Vec<Shape> {
+        let p = self.p;
+        // Patches may copy one slot into another: a few rounds reach the join of them all. A
+        // slot that still changes after them (`+=` on a list, a new map key, `n = n + 1`)
+        // changes by the same amount each round when it grows linearly. A round runs every
+        // patch once, and a turn runs each patch at most `per_turn` times (an action or revise
+        // block once, a handler once per observation), so over the most turns an episode has
+        // ([`TURN_CAP`]) a slot holds at most its settled size plus that many growths. A slot
+        // whose growth itself grows (`xs = xs + xs`) is unbounded.
+        let settle = 3;
+        let mut fixed = false;
+        for _ in 0..settle {
+            shapes = self.patch_round(shapes, patches, Sites::All);
+            // A round reads only the shapes it starts from: one that changes none is a fixed
+            // point, and the rounds after it would repeat it.
+            if shapes == self.state {
+                fixed = true;
+                break;
+            }
+        }
         let settled = shapes.clone();
         let mut grown = settled.clone();
         for (sites, runs) in [(Sites::Handlers, observations), (Sites::Others, TURN_CAP)] {
-            let once = self.patch_round(settled.clone(), sites);
+            let once = self.patch_round(settled.clone(), patches, sites);
             // A round is a function of the shapes it starts from: after one that changes
             // nothing, a second would repeat it.
             let twice = if once == settled {
                 once.clone()
             } else {
-                self.patch_round(once.clone(), sites)
+                self.patch_round(once.clone(), patches, sites)
             };
             for (i, shape) in grown.iter_mut().enumerate() {
                 let (a, b, c) = (&settled[i], &once[i], &twice[i]);
@@ -116,24 +148,11 @@ impl<'p> Analyser<'p> {
         }
         // One more round carries the grown slots into those that copy them; when nothing grew
         // and the settled shapes are a fixed point, it would return them unchanged.
-        shapes = if fixed && grown == settled {
+        if fixed && grown == settled {
             grown
         } else {
-            self.patch_round(grown, Sites::All)
-        };
-        // A set, or a map's keys, holds each value of its element type at most once.
-        for (shape, slot) in shapes.iter_mut().zip(p.state.iter()) {
-            if let Ty::Set(t) | Ty::Map(t, _) = &slot.ty
-                && let Some(most) = self.distinct(t)
-                && most < shape.len
-            {
-                shape.len = most;
-                shape.why = None;
-            }
+            self.patch_round(grown, patches, Sites::All)
         }
-        self.forget();
-        self.over.clear();
-        shapes
     }
 
     /// Forgets the analysed computed values and function calls, which hold for one state.
@@ -163,11 +182,16 @@ impl<'p> Analyser<'p> {
         }
     }
 
-    /// Runs every patch once, evaluated on the state shapes `shapes`, and returns the shapes
-    /// after them. Each body is walked with its `let`s and `if let` guards bound, so a patch sees
-    /// what its locals hold (an `llm` reply's declared sizes, for one).
-    pub(super) fn patch_round(&mut self, shapes: Vec<Shape>, sites: Sites) -> Vec<Shape> {
-        let p = self.p;
+    /// Runs every patch of `patches` once (those of `sites`), evaluated on the state shapes
+    /// `shapes`, and returns the shapes after them. Each body is walked with its `let`s and
+    /// `if let` guards bound, so a patch sees what its locals hold (an `llm` reply's declared
+    /// sizes, for one).
+    pub(super) fn patch_round(
+        &mut self,
+        shapes: Vec<Shape>,
+        patches: &PatchSites<'p>,
+        sites: Sites,
+    ) -> Vec<Shape> {
         // The computed values and calls analysed in the previous round hold while the state
         // they saw is the same: rounds that start from equal shapes share them.
         if self.state != shapes {
@@ -176,16 +200,16 @@ impl<'p> Analyser<'p> {
         }
         let mut next = shapes;
         let (handlers, others) = (sites != Sites::Others, sites != Sites::Handlers);
-        for a in p.actions.iter().filter(|_| others) {
+        for &a in patches.actions.iter().filter(|_| others) {
             let mut locals = self.locals(&a.frame);
             self.patch_walk(&a.body, &mut locals, &mut next);
         }
-        for layer in &p.layers {
-            for h in layer.handlers.iter().filter(|_| handlers) {
+        for (layer_handlers, layer_revise) in &patches.layers {
+            for &h in layer_handlers.iter().filter(|_| handlers) {
                 let mut locals = self.handler_locals(h);
                 self.patch_walk(&h.body, &mut locals, &mut next);
             }
-            for r in layer.revise.iter().filter(|_| others) {
+            for &r in layer_revise.iter().filter(|_| others) {
                 let mut locals = self.locals(&r.frame);
                 self.patch_walk(&r.body, &mut locals, &mut next);
             }
@@ -253,6 +277,32 @@ impl<'p> Analyser<'p> {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// The bodies whose patches the rounds of [`Analyser::settle`] run: actions, in id order, then
+/// each layer's handlers and revise blocks, in layer order, as a turn can run them. Each patch
+/// writes a slot of its own layer, so the patches of one slot keep their order in any subset
+/// of the layers.
+#[derive(Default)]
+pub(crate) struct PatchSites<'p> {
+    /// Actions, in id order.
+    pub(crate) actions: Vec<&'p Action>,
+    /// Each layer's handlers and revise blocks, in layer order.
+    pub(crate) layers: Vec<(Vec<&'p Handler>, Vec<&'p Revise>)>,
+}
+
+impl<'p> PatchSites<'p> {
+    /// Every patch site of a module's program.
+    pub(crate) fn of(p: &'p View<'p>) -> Self {
+        PatchSites {
+            actions: p.actions.clone(),
+            layers: p
+                .layers
+                .iter()
+                .map(|layer| (layer.handlers.clone(), layer.revise.clone()))
+                .collect(),
         }
     }
 }

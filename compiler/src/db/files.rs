@@ -14,7 +14,7 @@ use crate::env::{self, ChunkSig, Env, FileSig, Located};
 use crate::global;
 use crate::lower;
 use crate::parse::{self, ParsedChunk};
-use crate::split::{self, ChunkKind, RawChunk};
+use crate::split::{ChunkKind, RawChunk};
 
 /// The most chunks a group holds. An edit parses and checks its whole group again, so a long
 /// layer is cut into groups of this many chunks; a body edit keeps the number of chunks, and so
@@ -132,7 +132,7 @@ impl Outline {
 #[salsa::tracked(returns(ref))]
 pub fn outline(db: &dyn salsa::Database, file: SourceFile) -> Outline {
     let text = file.text(db);
-    let split = split::split(text);
+    let split = file.split(db);
     let mut groups = Vec::new();
     let mut spans = Vec::new();
     let mut place = |raws: &[RawChunk], first: usize| {
