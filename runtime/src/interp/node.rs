@@ -63,27 +63,34 @@ impl<'m> Eval<'m> {
             | NodeKind::None
             | NodeKind::EmptyMap
             | NodeKind::Fail(_) => self.node_kind(snap, frame, n),
+            // The commonest inner nodes are evaluated in frames of their own, each far smaller
+            // than that of `node_kind`, whose every call saves and restores what its largest
+            // arm needs.
             NodeKind::Binary(op, a, b) if !matches!(op, BinaryOp::And | BinaryOp::Or) => {
-                self.depth += 1;
-                let v = if self.depth.is_multiple_of(GUARD_EVERY) {
-                    harness_grammar::stack::guarded(|| self.node_binary(snap, frame, *op, a, b, n))
-                } else {
-                    self.node_binary(snap, frame, *op, a, b, n)
-                };
-                self.depth -= 1;
-                v
+                self.nested(|ev| ev.node_binary(snap, frame, *op, a, b, n))
             }
-            _ => {
-                self.depth += 1;
-                let v = if self.depth.is_multiple_of(GUARD_EVERY) {
-                    harness_grammar::stack::guarded(|| self.node_kind(snap, frame, n))
-                } else {
-                    self.node_kind(snap, frame, n)
-                };
-                self.depth -= 1;
-                v
+            NodeKind::Builtin { .. } => self.nested(|ev| ev.node_call(snap, frame, n)),
+            NodeKind::CallFn { .. } => self.nested(|ev| ev.node_call_fn(snap, frame, n)),
+            NodeKind::Field(..) => self.nested(|ev| ev.node_field(snap, frame, n)),
+            NodeKind::If { .. } | NodeKind::Match(..) | NodeKind::Let { .. } => {
+                self.nested(|ev| ev.node_branch(snap, frame, n))
             }
+            _ => self.nested(|ev| ev.node_kind(snap, frame, n)),
         }
+    }
+
+    /// Evaluates an inner node one level deeper, checking the stack at every [`GUARD_EVERY`]th
+    /// level.
+    #[inline(always)]
+    fn nested(&mut self, eval: impl FnOnce(&mut Self) -> RtResult<Value>) -> RtResult<Value> {
+        self.depth += 1;
+        let v = if self.depth.is_multiple_of(GUARD_EVERY) {
+            harness_grammar::stack::guarded(|| eval(self))
+        } else {
+            eval(self)
+        };
+        self.depth -= 1;
+        v
     }
 
     /// [`Eval::node`] with a local read in place. A local is the commonest operand of a call
@@ -158,144 +165,91 @@ impl<'m> Eval<'m> {
         self.binary(op, a, b, n.span)
     }
 
-    /// [`Eval::node`] on the current stack segment.
-    fn node_kind(&mut self, snap: &Snapshot, frame: &mut [Value], n: &'m Node) -> RtResult<Value> {
+    /// A builtin call, counting its step. The closures created for its arguments die with it.
+    #[inline(never)]
+    fn node_call(&mut self, snap: &Snapshot, frame: &mut [Value], n: &'m Node) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let NodeKind::Builtin {
+            name,
+            site,
+            args,
+            float,
+        } = &n.kind
+        else {
+            return Err(internal(n.span, "a builtin call expected"));
+        };
+        let alive = self.closures.len();
+        let result = self.node_builtin(snap, frame, name, site, args, n.span);
+        self.closures.truncate(alive);
+        builtin_result(result?, *float, n.span)
+    }
+
+    /// A call of a `fn`, counting its step; its arguments are evaluated straight into the
+    /// callee's frame.
+    #[inline(never)]
+    fn node_call_fn(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        n: &'m Node,
+    ) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let NodeKind::CallFn {
+            func,
+            frame: locals,
+            args,
+        } = &n.kind
+        else {
+            return Err(internal(n.span, "a fn call expected"));
+        };
+        let mut callee = self.take(*locals);
+        for (i, arg) in args.iter().enumerate() {
+            match self.node_operand(snap, frame, arg) {
+                Ok(v) => callee[i] = v,
+                Err(e) => {
+                    self.give(callee);
+                    return Err(e);
+                }
+            }
+        }
+        let result = self.body(snap, &mut callee, *func);
+        self.give(callee);
+        result
+    }
+
+    /// A record field, counting its step; a record already held is read in place.
+    #[inline(never)]
+    fn node_field(&mut self, snap: &Snapshot, frame: &mut [Value], n: &'m Node) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let span = n.span;
+        let NodeKind::Field(base, index) = &n.kind else {
+            return Err(internal(span, "a field read expected"));
+        };
+        let field = |record: &Value| match record {
+            Value::Record(r) => r
+                .values
+                .get(*index as usize)
+                .cloned()
+                .ok_or_else(|| internal(span, "record field out of range")),
+            other => Err(internal(span, format!("field of {}", other.kind_name()))),
+        };
+        match self.node_leaf(snap, frame, base) {
+            Some(record) => field(record?),
+            None => field(&self.node(snap, frame, base)?),
+        }
+    }
+
+    /// `if`, `match` and `let`, counting their step.
+    #[inline(never)]
+    fn node_branch(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        n: &'m Node,
+    ) -> RtResult<Value> {
         self.tick(n.span)?;
         let span = n.span;
         match &n.kind {
-            NodeKind::Local(id) => local(frame, *id, span),
-            NodeKind::Lit(value) => Ok(value.clone()),
-            NodeKind::State(i) => {
-                self.dep(self.m.state_dep(*i));
-                Ok(snap.state(*i).clone())
-            }
-            NodeKind::Tunable(i) => {
-                self.dep(self.m.tunable_dep(*i));
-                Ok(snap.tunable(*i).clone())
-            }
-            NodeKind::Computed(id) => self.computed(snap, *id, span),
-            NodeKind::Config(i) => self
-                .m
-                .config
-                .get(*i)
-                .cloned()
-                .ok_or_else(|| internal(span, "unknown config parameter")),
-            NodeKind::Const(i) => self
-                .m
-                .consts
-                .get(*i)
-                .cloned()
-                .ok_or_else(|| internal(span, "constant read before it was evaluated")),
-            NodeKind::Query { key, name } => self.query(*key, name, &[], span),
-            NodeKind::GameCall { name, args } => {
-                let args = self.nodes(snap, frame, args)?;
-                self.query(name.as_ptr() as usize, name, &args, span)
-            }
-            NodeKind::CallFn {
-                func,
-                frame: n,
-                args,
-            } => {
-                // Arguments are evaluated straight into the callee's frame.
-                let mut callee = self.take(*n);
-                for (i, arg) in args.iter().enumerate() {
-                    match self.node_operand(snap, frame, arg) {
-                        Ok(v) => callee[i] = v,
-                        Err(e) => {
-                            self.give(callee);
-                            return Err(e);
-                        }
-                    }
-                }
-                let result = self.body(snap, &mut callee, *func);
-                self.give(callee);
-                result
-            }
-            NodeKind::Builtin {
-                name,
-                site,
-                args,
-                float,
-            } => {
-                let alive = self.closures.len();
-                let result = self.node_builtin(snap, frame, name, site, args, span);
-                // Closures created for this call die with it.
-                self.closures.truncate(alive);
-                builtin_result(result?, *float, span)
-            }
-            NodeKind::Closure { params, body } => {
-                self.closures.push(ClosureDef::Lambda(params, body));
-                Ok(Value::Closure((self.closures.len() - 1) as u32))
-            }
-            NodeKind::FnRef(func) => {
-                self.closures.push(ClosureDef::Fn(*func));
-                Ok(Value::Closure((self.closures.len() - 1) as u32))
-            }
-            NodeKind::Variant {
-                enum_id,
-                index,
-                payload,
-            } => {
-                let payload = self.nodes(snap, frame, payload)?;
-                self.m.variant(*enum_id, *index, payload, span)
-            }
-            NodeKind::Some(inner) => Ok(Value::some(self.node(snap, frame, inner)?)),
-            NodeKind::None => Ok(Value::none()),
-            NodeKind::Record { ty, fields } => {
-                let values = self.nodes(snap, frame, fields)?;
-                Ok(Value::Record(Arc::new(RecordValue {
-                    ty: ty.clone(),
-                    values,
-                })))
-            }
-            NodeKind::List(items) => {
-                let v = Value::list(self.nodes(snap, frame, items)?);
-                self.charge_built(&v, span)?;
-                Ok(v)
-            }
-            NodeKind::Set(items) => {
-                let items: BTreeSet<Value> = self.nodes(snap, frame, items)?.into_iter().collect();
-                let v = Value::Set(Arc::new(items));
-                self.charge_built(&v, span)?;
-                Ok(v)
-            }
-            NodeKind::EmptyMap => Ok(Value::Map(Arc::default())),
-            NodeKind::Field(base, index) => {
-                let field = |record: &Value| match record {
-                    Value::Record(r) => r
-                        .values
-                        .get(*index as usize)
-                        .cloned()
-                        .ok_or_else(|| internal(span, "record field out of range")),
-                    other => Err(internal(span, format!("field of {}", other.kind_name()))),
-                };
-                match self.node_leaf(snap, frame, base) {
-                    Some(record) => field(record?),
-                    None => field(&self.node(snap, frame, base)?),
-                }
-            }
-            NodeKind::Index(base, index) => {
-                if let Some(base) = self.node_held(snap, base) {
-                    let base = base?;
-                    let index = self.node(snap, frame, index)?;
-                    return index_value(base, &index, span);
-                }
-                let base = self.node(snap, frame, base)?;
-                let index = self.node(snap, frame, index)?;
-                index_value(&base, &index, span)
-            }
-            NodeKind::Unary(op, operand) => {
-                let v = self.node(snap, frame, operand)?;
-                crate::ops::unary(*op, v, span)
-            }
-            NodeKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
-                let a = expect_bool(self.node(snap, frame, a)?, span)?;
-                if a == (*op == BinaryOp::Or) {
-                    return Ok(Value::Bool(a));
-                }
-                Ok(Value::Bool(expect_bool(self.node(snap, frame, b)?, span)?))
-            }
-            NodeKind::Binary(..) => Err(internal(span, "an operator outside `node_binary`")),
             NodeKind::If {
                 guards,
                 then,
@@ -336,6 +290,108 @@ impl<'m> Eval<'m> {
                 }
                 self.node(snap, frame, body)
             }
+            _ => Err(internal(span, "an if, match or let expected")),
+        }
+    }
+
+    /// [`Eval::node`] on the current stack segment.
+    fn node_kind(&mut self, snap: &Snapshot, frame: &mut [Value], n: &'m Node) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let span = n.span;
+        match &n.kind {
+            NodeKind::Local(id) => local(frame, *id, span),
+            NodeKind::Lit(value) => Ok(value.clone()),
+            NodeKind::State(i) => {
+                self.dep(self.m.state_dep(*i));
+                Ok(snap.state(*i).clone())
+            }
+            NodeKind::Tunable(i) => {
+                self.dep(self.m.tunable_dep(*i));
+                Ok(snap.tunable(*i).clone())
+            }
+            NodeKind::Computed(id) => self.computed(snap, *id, span),
+            NodeKind::Config(i) => self
+                .m
+                .config
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| internal(span, "unknown config parameter")),
+            NodeKind::Const(i) => self
+                .m
+                .consts
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| internal(span, "constant read before it was evaluated")),
+            NodeKind::Query { key, name } => self.query(*key, name, &[], span),
+            NodeKind::GameCall { name, args } => {
+                let args = self.nodes(snap, frame, args)?;
+                self.query(name.as_ptr() as usize, name, &args, span)
+            }
+            NodeKind::Closure { params, body } => {
+                self.closures.push(ClosureDef::Lambda(params, body));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            NodeKind::FnRef(func) => {
+                self.closures.push(ClosureDef::Fn(*func));
+                Ok(Value::Closure((self.closures.len() - 1) as u32))
+            }
+            NodeKind::Variant {
+                enum_id,
+                index,
+                payload,
+            } => {
+                let payload = self.nodes(snap, frame, payload)?;
+                self.m.variant(*enum_id, *index, payload, span)
+            }
+            NodeKind::Some(inner) => Ok(Value::some(self.node(snap, frame, inner)?)),
+            NodeKind::None => Ok(Value::none()),
+            NodeKind::Record { ty, fields } => {
+                let values = self.nodes(snap, frame, fields)?;
+                Ok(Value::Record(Arc::new(RecordValue {
+                    ty: ty.clone(),
+                    values,
+                })))
+            }
+            NodeKind::List(items) => {
+                let v = Value::list(self.nodes(snap, frame, items)?);
+                self.charge_built(&v, span)?;
+                Ok(v)
+            }
+            NodeKind::Set(items) => {
+                let items: BTreeSet<Value> = self.nodes(snap, frame, items)?.into_iter().collect();
+                let v = Value::Set(Arc::new(items));
+                self.charge_built(&v, span)?;
+                Ok(v)
+            }
+            NodeKind::EmptyMap => Ok(Value::Map(Arc::default())),
+            NodeKind::Index(base, index) => {
+                if let Some(base) = self.node_held(snap, base) {
+                    let base = base?;
+                    let index = self.node(snap, frame, index)?;
+                    return index_value(base, &index, span);
+                }
+                let base = self.node(snap, frame, base)?;
+                let index = self.node(snap, frame, index)?;
+                index_value(&base, &index, span)
+            }
+            NodeKind::Unary(op, operand) => {
+                let v = self.node(snap, frame, operand)?;
+                crate::ops::unary(*op, v, span)
+            }
+            NodeKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
+                let a = expect_bool(self.node(snap, frame, a)?, span)?;
+                if a == (*op == BinaryOp::Or) {
+                    return Ok(Value::Bool(a));
+                }
+                Ok(Value::Bool(expect_bool(self.node(snap, frame, b)?, span)?))
+            }
+            NodeKind::Binary(..)
+            | NodeKind::Builtin { .. }
+            | NodeKind::CallFn { .. }
+            | NodeKind::Field(..)
+            | NodeKind::If { .. }
+            | NodeKind::Match(..)
+            | NodeKind::Let { .. } => Err(internal(span, "a node kind that `node` dispatches")),
             NodeKind::SnapshotRead { snapshot, member } => {
                 let owned;
                 let v = match self.node_leaf(snap, frame, snapshot) {
