@@ -69,6 +69,9 @@ impl<'m> Eval<'m> {
             NodeKind::Binary(op, a, b) if !matches!(op, BinaryOp::And | BinaryOp::Or) => {
                 self.nested(|ev| ev.node_binary(snap, frame, *op, a, b, n))
             }
+            NodeKind::Binary(op, a, b) => {
+                self.nested(|ev| ev.node_logic(snap, frame, *op, a, b, n))
+            }
             NodeKind::Builtin { .. } => self.nested(|ev| ev.node_call(snap, frame, n)),
             NodeKind::CallFn { .. } => self.nested(|ev| ev.node_call_fn(snap, frame, n)),
             NodeKind::Field(..) => self.nested(|ev| ev.node_field(snap, frame, n)),
@@ -163,6 +166,29 @@ impl<'m> Eval<'m> {
             _ => {}
         }
         self.binary(op, a, b, n.span)
+    }
+
+    /// `and` and `or`, counting their step: the right operand is evaluated only when the left
+    /// one does not settle the value.
+    #[inline(never)]
+    fn node_logic(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        op: BinaryOp,
+        a: &'m Node,
+        b: &'m Node,
+        n: &'m Node,
+    ) -> RtResult<Value> {
+        self.tick(n.span)?;
+        let a = expect_bool(self.node(snap, frame, a)?, n.span)?;
+        if a == (op == BinaryOp::Or) {
+            return Ok(Value::Bool(a));
+        }
+        Ok(Value::Bool(expect_bool(
+            self.node(snap, frame, b)?,
+            n.span,
+        )?))
     }
 
     /// A builtin call, counting its step. The closures created for its arguments die with it.
@@ -377,13 +403,6 @@ impl<'m> Eval<'m> {
             NodeKind::Unary(op, operand) => {
                 let v = self.node(snap, frame, operand)?;
                 crate::ops::unary(*op, v, span)
-            }
-            NodeKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), a, b) => {
-                let a = expect_bool(self.node(snap, frame, a)?, span)?;
-                if a == (*op == BinaryOp::Or) {
-                    return Ok(Value::Bool(a));
-                }
-                Ok(Value::Bool(expect_bool(self.node(snap, frame, b)?, span)?))
             }
             NodeKind::Binary(..)
             | NodeKind::Builtin { .. }
