@@ -14,7 +14,7 @@ use harness_compiler::ir::{
 };
 
 use crate::calls::{CallSite, PreviewMethod, Target};
-use crate::compiled::{Node, NodePlaceStep, NodeStmt, NodeStmtKind};
+use crate::compiled::{LambdaShape, Node, NodePlaceStep, NodeStmt, NodeStmtKind};
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
@@ -40,7 +40,7 @@ use crate::value::{Value, VariantValue};
 #[derive(Clone, Copy)]
 enum ClosureDef<'m> {
     /// `|a, b| body`: parameters are slots of the enclosing frame.
-    Lambda(&'m [LocalId], &'m Node),
+    Lambda(&'m [LocalId], &'m LambdaShape, &'m Node),
     /// A `fn` passed by name.
     Fn(FnId),
 }
@@ -596,7 +596,9 @@ impl<'m> Eval<'m> {
             _ => None,
         };
         match def {
-            Some(ClosureDef::Lambda(params, body)) => self.lambda(snap, frame, params, args, body),
+            Some(ClosureDef::Lambda(params, shape, body)) => {
+                self.lambda(snap, frame, (params, shape), args, body)
+            }
             Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
             None => Err(internal(
                 SrcSpan::default(),

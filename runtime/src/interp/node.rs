@@ -16,11 +16,14 @@ use super::{
     ClosureDef, Eval, GUARD_EVERY, bind, bind_params, builtin_result, expect_bool, index_value,
     internal, local, no_arm,
 };
-use crate::calls::{CallSite, Target};
-use crate::compiled::{Node, NodeGuard, NodeKind};
+use crate::calls::CallSite;
+use crate::compiled::{LambdaShape, Node, NodeGuard, NodeKind};
 use crate::error::RtResult;
 use crate::snapshot::Snapshot;
 use crate::value::{RecordValue, Value};
+
+/// The most locals a `fn` call's frame holds on the stack rather than in a pooled vector.
+const SMALL_FRAME: usize = 8;
 
 impl<'m> Eval<'m> {
     /// Evaluates a compiled expression.
@@ -228,6 +231,15 @@ impl<'m> Eval<'m> {
         else {
             return Err(internal(n.span, "a fn call expected"));
         };
+        // Most `fn`s have a handful of locals: their frame lives on the stack, where making and
+        // dropping it costs less than a round trip through the pool.
+        if *locals <= SMALL_FRAME {
+            let mut callee: [Value; SMALL_FRAME] = Default::default();
+            for (slot, arg) in callee.iter_mut().zip(args) {
+                *slot = self.node_operand(snap, frame, arg)?;
+            }
+            return self.body(snap, &mut callee[..*locals], *func);
+        }
         let mut callee = self.take(*locals);
         for (i, arg) in args.iter().enumerate() {
             match self.node_operand(snap, frame, arg) {
@@ -353,8 +365,12 @@ impl<'m> Eval<'m> {
                 let args = self.nodes(snap, frame, args)?;
                 self.query(name.as_ptr() as usize, name, &args, span)
             }
-            NodeKind::Closure { params, body } => {
-                self.closures.push(ClosureDef::Lambda(params, body));
+            NodeKind::Closure {
+                params,
+                body,
+                shape,
+            } => {
+                self.closures.push(ClosureDef::Lambda(params, shape, body));
                 Ok(Value::Closure((self.closures.len() - 1) as u32))
             }
             NodeKind::FnRef(func) => {
@@ -556,10 +572,9 @@ impl<'m> Eval<'m> {
         result
     }
 
-    /// Calls a closure `|params| body` with `args`. A closure a builtin calls once per element
-    /// mostly has a body of one native call or field read on its parameters and held values
-    /// (`|c| hit_prob[c]`, `|s| s.score`): such a body is evaluated here with its parameters read
-    /// from `args`, counting the same steps in the same order as [`Eval::node`] would after
+    /// Calls a closure `|params| body` with `args`. A body of the [`LambdaShape`] of one native
+    /// call or field read on parameters and held values is evaluated here with its parameters
+    /// read from `args`, counting the same steps in the same order as [`Eval::node`] would after
     /// binding them, which spares the binding and the general dispatch of every call. Its
     /// parameters are not written to the frame: only the body can read them, and this path reads
     /// them from `args`.
@@ -567,20 +582,21 @@ impl<'m> Eval<'m> {
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        params: &[LocalId],
+        (params, shape): (&[LocalId], &LambdaShape),
         args: &[Value],
         body: &'m Node,
     ) -> RtResult<Value> {
         if params.len() == args.len() {
-            match &body.kind {
-                NodeKind::Builtin {
-                    name,
-                    site,
-                    args: operands,
-                    float,
-                } if matches!(site.target, Target::Native(_))
-                    && operands.iter().all(frame_free) =>
-                {
+            match (shape, &body.kind) {
+                (
+                    LambdaShape::Native(sources),
+                    NodeKind::Builtin {
+                        name,
+                        site,
+                        args: operands,
+                        float,
+                    },
+                ) if sources.len() == operands.len() => {
                     let span = body.span;
                     let result = match operands.as_slice() {
                         [] => {
@@ -589,20 +605,20 @@ impl<'m> Eval<'m> {
                         }
                         [a] => {
                             self.tick(span)?;
-                            let a = self.lambda_operand(snap, frame, params, args, a)?;
+                            let a = self.lambda_operand(snap, frame, args, sources[0], a)?;
                             self.call_site(snap, frame, name, site, std::slice::from_ref(&a), span)
                         }
                         [a, b] => {
                             self.tick(span)?;
-                            let a = self.lambda_operand(snap, frame, params, args, a)?;
-                            let b = self.lambda_operand(snap, frame, params, args, b)?;
+                            let a = self.lambda_operand(snap, frame, args, sources[0], a)?;
+                            let b = self.lambda_operand(snap, frame, args, sources[1], b)?;
                             self.call_site(snap, frame, name, site, &[a, b], span)
                         }
                         [a, b, c] => {
                             self.tick(span)?;
-                            let a = self.lambda_operand(snap, frame, params, args, a)?;
-                            let b = self.lambda_operand(snap, frame, params, args, b)?;
-                            let c = self.lambda_operand(snap, frame, params, args, c)?;
+                            let a = self.lambda_operand(snap, frame, args, sources[0], a)?;
+                            let b = self.lambda_operand(snap, frame, args, sources[1], b)?;
+                            let c = self.lambda_operand(snap, frame, args, sources[2], c)?;
                             self.call_site(snap, frame, name, site, &[a, b, c], span)
                         }
                         _ => {
@@ -612,22 +628,18 @@ impl<'m> Eval<'m> {
                     };
                     return builtin_result(result?, *float, span);
                 }
-                NodeKind::Field(base, index) => {
-                    if let NodeKind::Local(id) = &base.kind
-                        && let Some(k) = params.iter().rposition(|p| p == id)
-                    {
-                        let span = body.span;
-                        self.tick(span)?;
-                        self.tick(base.span)?;
-                        return match &args[k] {
-                            Value::Record(r) => r
-                                .values
-                                .get(*index as usize)
-                                .cloned()
-                                .ok_or_else(|| internal(span, "record field out of range")),
-                            other => Err(internal(span, format!("field of {}", other.kind_name()))),
-                        };
-                    }
+                (LambdaShape::Field(k), NodeKind::Field(base, index)) => {
+                    let span = body.span;
+                    self.tick(span)?;
+                    self.tick(base.span)?;
+                    return match &args[*k] {
+                        Value::Record(r) => r
+                            .values
+                            .get(*index as usize)
+                            .cloned()
+                            .ok_or_else(|| internal(span, "record field out of range")),
+                        other => Err(internal(span, format!("field of {}", other.kind_name()))),
+                    };
                 }
                 _ => {}
             }
@@ -636,20 +648,19 @@ impl<'m> Eval<'m> {
         self.node(snap, frame, body)
     }
 
-    /// An operand of a closure body that [`Eval::lambda`] evaluates: a parameter is read from
-    /// the call's arguments, anything else as [`Eval::node_operand`] reads it.
+    /// An operand of a closure body that [`Eval::lambda`] evaluates: the parameter `source`
+    /// names is read from the call's arguments, anything else as [`Eval::node_operand`] reads
+    /// it.
     #[inline(always)]
     fn lambda_operand(
         &mut self,
         snap: &Snapshot,
         frame: &mut [Value],
-        params: &[LocalId],
         args: &[Value],
+        source: Option<usize>,
         n: &'m Node,
     ) -> RtResult<Value> {
-        if let NodeKind::Local(id) = &n.kind
-            && let Some(k) = params.iter().rposition(|p| p == id)
-        {
+        if let Some(k) = source {
             self.tick(n.span)?;
             return Ok(args[k].clone());
         }
@@ -669,20 +680,4 @@ fn compare(op: BinaryOp, order: std::cmp::Ordering) -> Option<bool> {
         BinaryOp::Ge => order.is_ge(),
         _ => return None,
     })
-}
-
-/// Whether a node is a leaf that reads no local of the frame other than itself, so that
-/// [`Eval::lambda`] can evaluate it without the closure's parameters bound in the frame.
-fn frame_free(n: &Node) -> bool {
-    matches!(
-        n.kind,
-        NodeKind::Local(_)
-            | NodeKind::Lit(_)
-            | NodeKind::State(_)
-            | NodeKind::Tunable(_)
-            | NodeKind::Computed(_)
-            | NodeKind::Config(_)
-            | NodeKind::Const(_)
-            | NodeKind::Query { .. }
-    )
 }
