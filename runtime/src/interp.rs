@@ -20,7 +20,7 @@ use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
 use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, LlmMessage};
 use crate::machine::Machine;
-use crate::native::{NativeCtx, NativeError};
+use crate::native::{NativeCtx, NativeError, NativeFn};
 use crate::ops;
 
 mod node;
@@ -558,6 +558,23 @@ impl<'m> Eval<'m> {
                 ));
             }
         };
+        self.call_native(snap, frame, name, site, native, args, span)
+    }
+
+    /// Calls the native `native` that `site` resolves `name` to, with evaluated arguments,
+    /// charging what it walks and builds.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_native(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        site: &CallSite,
+        native: &NativeFn,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         // A builtin walks its collection arguments and builds its result: both count, so that
         // `range(0, 1000000).sum()` costs a million steps rather than two.
         if site.walks {
@@ -1447,6 +1464,16 @@ struct CallCtx<'a, 'm> {
 impl NativeCtx for CallCtx<'_, '_> {
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError> {
         Ok(self.ev.call_closure(self.snap, self.frame, closure, args)?)
+    }
+
+    fn call_each(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        self.ev
+            .call_each(self.snap, self.frame, closure, items, each)
     }
 
     fn in_preview(&self) -> bool {

@@ -37,6 +37,25 @@ pub trait NativeCtx {
     /// Calls the closure `closure` (a [`Value::Closure`]) with `args`.
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError>;
 
+    /// Calls the one-parameter closure `closure` with each of `items` in order, handing every
+    /// element and its result to `each`, until `each` answers `false` or anything fails. It
+    /// behaves exactly as calling [`NativeCtx::call`] on each element would; the interpreter
+    /// overrides it to settle what the closure's body reads once for the whole walk.
+    fn call_each(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        for x in items {
+            let v = self.call(closure, std::slice::from_ref(x))?;
+            if !each(x, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// True while a `sim.next` preview is being evaluated (the previewed action, the handlers
     /// run on its branches, and the readings of its successor snapshots). A native that would
     /// draw randomness must not do so then: a preview draws none.

@@ -16,14 +16,19 @@ use super::{
     ClosureDef, Eval, GUARD_EVERY, bind, bind_params, builtin_result, expect_bool, index_value,
     internal, local, no_arm,
 };
-use crate::calls::CallSite;
+use crate::calls::{CallSite, Target};
 use crate::compiled::{LambdaShape, Node, NodeGuard, NodeKind};
 use crate::error::RtResult;
+use crate::native::NativeError;
 use crate::snapshot::Snapshot;
 use crate::value::{RecordValue, Value};
 
 /// The most locals a `fn` call's frame holds on the stack rather than in a pooled vector.
 const SMALL_FRAME: usize = 8;
+
+/// The most operands of a closure body that [`Eval::call_each`] walks itself; this is the most
+/// [`LambdaShape::Native`] allows.
+const HELD_OPERANDS: usize = 3;
 
 impl<'m> Eval<'m> {
     /// Evaluates a compiled expression.
@@ -646,6 +651,91 @@ impl<'m> Eval<'m> {
         }
         bind_params(params, args, frame);
         self.node(snap, frame, body)
+    }
+
+    /// Calls the closure `closure` with each of `items` in order, as
+    /// [`crate::native::NativeCtx::call_each`] does. A one-parameter closure of the
+    /// [`LambdaShape`] of one native call is walked here: the native is resolved once, and an
+    /// operand that reads a held value (a state slot, a tunable, a memoised computed value, a
+    /// literal) is read from the snapshot for the first element only, while every element
+    /// counts the same steps in the same order, records the same dependencies and checks the
+    /// budget at the same nodes as [`Eval::lambda`] does for it.
+    pub(super) fn call_each(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        let def = match closure {
+            Value::Closure(i) => self.closures.get(*i as usize).copied(),
+            _ => None,
+        };
+        if let Some(ClosureDef::Lambda([_], LambdaShape::Native(sources), body)) = def
+            && let NodeKind::Builtin {
+                name,
+                site,
+                args: operands,
+                float,
+            } = &body.kind
+            && let Target::Native(native) = &site.target
+            && sources.len() == operands.len()
+            && operands.len() <= HELD_OPERANDS
+        {
+            let span = body.span;
+            let mut values: [Value; HELD_OPERANDS] = Default::default();
+            let values = &mut values[..operands.len()];
+            for (i, x) in items.iter().enumerate() {
+                self.tick(span)?;
+                for ((value, source), n) in values.iter_mut().zip(sources).zip(operands) {
+                    if source.is_some() {
+                        self.tick(n.span)?;
+                        *value = x.clone();
+                    } else if i == 0 || !self.held_again(snap, n)? {
+                        *value = self.node_operand(snap, frame, n)?;
+                    }
+                }
+                let v = self.call_native(snap, frame, name, site, native, values, span)?;
+                if !each(x, builtin_result(v, *float, span)?)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        for x in items {
+            let v = self.call_closure(snap, frame, closure, std::slice::from_ref(x))?;
+            if !each(x, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the step of reading the held value `n` again, and records its dependencies, as
+    /// [`Eval::node`] does, when its value cannot have changed since it was last read in this
+    /// walk: `false` for a node that must be evaluated afresh.
+    #[inline(always)]
+    fn held_again(&mut self, snap: &Snapshot, n: &'m Node) -> RtResult<bool> {
+        match &n.kind {
+            NodeKind::Lit(_) => self.tick(n.span)?,
+            NodeKind::State(i) => {
+                self.tick(n.span)?;
+                self.dep(self.m.state_dep(*i));
+            }
+            NodeKind::Tunable(i) => {
+                self.tick(n.span)?;
+                self.dep(self.m.tunable_dep(*i));
+            }
+            NodeKind::Computed(id) if let Some(memo) = snap.memo(id.index()) => {
+                self.tick(n.span)?;
+                if let Some(top) = self.deps.last_mut() {
+                    top.union(&memo.deps);
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// An operand of a closure body that [`Eval::lambda`] evaluates: the parameter `source`
