@@ -3,7 +3,9 @@
 //! closure per element (see `NativeCtx::call_each`). These tests run the same harnesses with
 //! the standard natives and with every native seeing a context that calls the closure once per
 //! element, and require the same result, steps, trace and error, under every step budget up to
-//! the turn's need and under memory budgets that run out midway through a walk.
+//! the turn's need and under memory budgets that run out midway through a walk. A third set of
+//! natives gives every native a batch form (see `harness_runtime::NativeBatchFn`), which the walk
+//! calls instead of the native per element when the budgets allow, and must agree as well.
 
 use std::sync::Arc;
 
@@ -32,9 +34,19 @@ impl NativeCtx for PerCall<'_> {
     }
 }
 
-/// The natives of `game` and the prelude, and the same with every native given a [`PerCall`]
-/// context.
-fn natives(game: &str) -> (Natives, Natives) {
+/// A context for a native called by a batch form, which calls no closure.
+struct NoCalls;
+
+impl NativeCtx for NoCalls {
+    fn call(&mut self, _: &Value, _: &[Value]) -> Result<Value, NativeError> {
+        Err(NativeError::msg("a batch form calls no closure"))
+    }
+}
+
+/// The natives of `game` and the prelude; the same with every native given a [`PerCall`]
+/// context; and the same with every native given a batch form that calls it on each element,
+/// failing at the first element it fails on.
+fn natives(game: &str) -> (Natives, Natives, Natives) {
     let registry = Registry::standard();
     let kind = registry.get(game).unwrap_or_else(|e| panic!("{e}"));
     let mut bulk = harness_stdlib::prelude::natives();
@@ -44,7 +56,22 @@ fn natives(game: &str) -> (Natives, Natives) {
         let native = bulk.get(name).cloned().unwrap_or_else(|| panic!("{name}"));
         per_call.register(name, move |ctx, args| native(&mut PerCall(ctx), args));
     }
-    (bulk, per_call)
+    let mut batched = bulk.clone();
+    for name in bulk.names() {
+        let native = bulk.get(name).cloned().unwrap_or_else(|| panic!("{name}"));
+        batched.register_batch(name, move |args, at, items| {
+            let mut args = args.to_vec();
+            items
+                .iter()
+                .enumerate()
+                .map(|(k, x)| {
+                    args[at] = x.clone();
+                    native(&mut NoCalls, &args).map_err(|_| k)
+                })
+                .collect()
+        });
+    }
+    (bulk, per_call, batched)
 }
 
 /// A search harness whose decision reads `big`, defined by `expr`, beside held values of every
@@ -89,7 +116,7 @@ fn outcome(r: &EpisodeResult) -> String {
 }
 
 #[test]
-fn walking_a_closure_in_bulk_counts_and_fails_as_calling_it_per_element() {
+fn walking_a_closure_in_bulk_or_in_batches_counts_and_fails_as_calling_it_per_element() {
     let cases = [
         "match xs.max_by(|i| wilson_lower(i, n)) { Some(i) => i, None => 0 }",
         "match xs.min_by(|i| wilson_lower(n, i)) { Some(i) => i, None => 0 }",
@@ -103,7 +130,7 @@ fn walking_a_closure_in_bulk_counts_and_fails_as_calling_it_per_element() {
         "round(fs.sum_by(|x| ema(x, a, w)) + fs.max_of(|x| ema(w, x, a)))",
         "gs.map(|x| ln(x)).len()",
     ];
-    let (bulk, per_call) = natives("search");
+    let (bulk, per_call, batched) = natives("search");
     for expr in cases {
         let mut ws = Workspace::new(Registry::standard().signatures());
         ws.set_file("bulk.harness", &harness(expr));
@@ -122,10 +149,12 @@ fn walking_a_closure_in_bulk_counts_and_fails_as_calling_it_per_element() {
             "{expr}: {:?}",
             full.error
         );
+        let expected = outcome(&episode(&program, &per_call, Limits::default()));
+        assert_eq!(outcome(&full), expected, "{expr}");
         assert_eq!(
-            outcome(&full),
-            outcome(&episode(&program, &per_call, Limits::default())),
-            "{expr}"
+            outcome(&episode(&program, &batched, Limits::default())),
+            expected,
+            "{expr} in batches"
         );
         let need = episode(&program, &bulk, one_turn).costs.steps;
         for steps_per_turn in 1..=need + 1 {
@@ -133,10 +162,16 @@ fn walking_a_closure_in_bulk_counts_and_fails_as_calling_it_per_element() {
                 steps_per_turn,
                 ..one_turn
             };
+            let expected = outcome(&episode(&program, &per_call, limits));
             assert_eq!(
                 outcome(&episode(&program, &bulk, limits)),
-                outcome(&episode(&program, &per_call, limits)),
+                expected,
                 "{expr} within {steps_per_turn} steps"
+            );
+            assert_eq!(
+                outcome(&episode(&program, &batched, limits)),
+                expected,
+                "{expr} in batches within {steps_per_turn} steps"
             );
         }
         for memory_per_turn in (0..4096).step_by(97) {
@@ -144,10 +179,16 @@ fn walking_a_closure_in_bulk_counts_and_fails_as_calling_it_per_element() {
                 memory_per_turn,
                 ..one_turn
             };
+            let expected = outcome(&episode(&program, &per_call, limits));
             assert_eq!(
                 outcome(&episode(&program, &bulk, limits)),
-                outcome(&episode(&program, &per_call, limits)),
+                expected,
                 "{expr} within {memory_per_turn} bytes"
+            );
+            assert_eq!(
+                outcome(&episode(&program, &batched, limits)),
+                expected,
+                "{expr} in batches within {memory_per_turn} bytes"
             );
         }
     }

@@ -687,6 +687,14 @@ impl<'m> Eval<'m> {
             let mut values: [Value; HELD_OPERANDS] = Default::default();
             let values = &mut values[..operands.len()];
             for (i, x) in items.iter().enumerate() {
+                if i == 1
+                    && let Some(batch) = &site.batch
+                    && self.each_batch(
+                        snap, site, batch, sources, operands, values, items, span, *float, each,
+                    )?
+                {
+                    return Ok(());
+                }
                 self.tick(span)?;
                 for ((value, source), n) in values.iter_mut().zip(sources).zip(operands) {
                     if source.is_some() {
@@ -710,6 +718,87 @@ impl<'m> Eval<'m> {
             }
         }
         Ok(())
+    }
+
+    /// Walks `items` after the first, which [`Eval::call_each`] has called the closure body on
+    /// (so that `values` holds its operands and every held value's dependencies are recorded),
+    /// with the batch form `batch` of the body's native: `false`, having done nothing, when it
+    /// cannot stand in for the per-element walk.
+    ///
+    /// Every element of the per-element walk counts one step for the call and one for each
+    /// operand (the parameter, a local of the enclosing frame, or a held value read again as
+    /// [`Eval::held_again`] does), and nothing else when the site neither walks nor builds
+    /// elements. So when the step budget covers all the remaining elements, no element can
+    /// run out of it, and the steps of the elements `each` consumes are counted in one
+    /// addition at the end. `each` may stop early, but the batch form is pure, so the results
+    /// it computed past that point are unobservable. A batch that fails at any element leaves
+    /// the whole walk to the per-element loop, which reports the error as it always does.
+    #[allow(clippy::too_many_arguments)]
+    fn each_batch(
+        &mut self,
+        snap: &Snapshot,
+        site: &CallSite,
+        batch: &crate::native::NativeBatchFn,
+        sources: &[Option<usize>],
+        operands: &'m [Node],
+        values: &[Value],
+        items: &[Value],
+        span: SrcSpan,
+        float: bool,
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<bool, NativeError> {
+        let mut at = None;
+        for (k, (source, n)) in sources.iter().zip(operands).enumerate() {
+            let fixed = match &n.kind {
+                _ if source.is_some() => {
+                    if at.is_some() {
+                        return Ok(false);
+                    }
+                    at = Some(k);
+                    true
+                }
+                NodeKind::Lit(_)
+                | NodeKind::State(_)
+                | NodeKind::Tunable(_)
+                | NodeKind::Local(_) => true,
+                NodeKind::Computed(id) => snap.memo(id.index()).is_some(),
+                _ => false,
+            };
+            if !fixed {
+                return Ok(false);
+            }
+        }
+        let rest = &items[1..];
+        let per = 1 + operands.len() as u64;
+        let Some(at) = at else { return Ok(false) };
+        if site.walks
+            || site.builds
+            || (rest.len() as u64).saturating_mul(per) > self.step_limit.saturating_sub(self.steps)
+        {
+            return Ok(false);
+        }
+        let results = match batch(values, at, rest) {
+            Ok(results) if results.len() == rest.len() => results,
+            _ => return Ok(false),
+        };
+        let mut used = 0;
+        let mut outcome = Ok(true);
+        for (x, v) in rest.iter().zip(results) {
+            used += 1;
+            match builtin_result(v, float, span)
+                .map_err(NativeError::from)
+                .and_then(|v| each(x, v))
+            {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        self.steps += used * per;
+        outcome
     }
 
     /// Counts the step of reading the held value `n` again, and records its dependencies, as
