@@ -471,8 +471,8 @@ mod tests {
 
     use super::*;
 
-    /// A corpus file with layers, doc comments, strings and comments.
-    const CORPUS: &str = include_str!("../../harnesses/battleship/reflection.harness");
+    /// A corpus file with layers, doc comments, a string and comments: the teaching example.
+    const CORPUS: &str = include_str!("../../harnesses/examples/search.harness");
 
     /// Pieces of text an edit inserts: the ones that move the splitter's state (braces, quotes,
     /// comment starts, dots, keywords, line breaks) and some that do not.
@@ -481,6 +481,8 @@ mod tests {
         "}",
         "\"",
         "\\",
+        // A string that holds what would otherwise open a block and a comment.
+        "\"{ // }\"",
         "//",
         "///",
         "\n",

@@ -13,7 +13,7 @@
 use harness_compiler::ir::Expr;
 use harness_compiler::types::Ty;
 
-use crate::native::{NativeFn, Natives};
+use crate::native::{NativeBatchFn, NativeFn, Natives};
 
 /// The prefix of the methods of previews, which the runtime implements itself.
 const PREVIEW_PREFIX: &str = "Preview.";
@@ -58,6 +58,8 @@ impl PreviewMethod {
 /// A resolved builtin call site.
 pub(crate) struct CallSite {
     pub(crate) target: Target,
+    /// The batch form of the native the site calls, if it has one.
+    pub(crate) batch: Option<NativeBatchFn>,
     /// Whether an argument may be a collection or a string, whose elements the call walks.
     pub(crate) walks: bool,
     /// Whether the result may be a collection or a string, whose elements the call builds.
@@ -76,6 +78,7 @@ impl CallSite {
         };
         CallSite {
             target,
+            batch: natives.batch(name).cloned(),
             walks: true,
             builds: true,
         }

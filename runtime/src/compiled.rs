@@ -25,7 +25,7 @@ use harness_compiler::ir::{
 };
 use harness_compiler::types::{RecordTy, Ty};
 
-use crate::calls::CallSite;
+use crate::calls::{CallSite, Target};
 use crate::error::{ErrorCode, RuntimeError};
 use crate::native::Natives;
 use crate::ops;
@@ -78,6 +78,8 @@ pub(crate) enum NodeKind {
     Closure {
         params: Vec<LocalId>,
         body: Box<Node>,
+        /// How `Eval::lambda` evaluates the body, settled once here rather than at every call.
+        shape: LambdaShape,
     },
     /// A `fn` passed as a closure.
     FnRef(FnId),
@@ -135,6 +137,56 @@ pub(crate) enum NodeKind {
     SimNext { action: ActionId, args: Vec<Node> },
     /// An expression that fails with this error once its step is counted.
     Fail(RuntimeError),
+}
+
+/// How a closure's body is evaluated at each call (see `Eval::lambda`). A closure a builtin
+/// calls once per element mostly has a body of one native call or field read on its parameters
+/// and held values (`|c| hit_prob[c]`, `|s| s.score`), which is evaluated without binding the
+/// parameters in the frame.
+pub(crate) enum LambdaShape {
+    /// The parameters are bound in the frame and the body is evaluated as any node.
+    General,
+    /// A native builtin call on at most three leaves that read no local but themselves; an
+    /// operand that names the closure's `k`th parameter is `Some(k)`.
+    Native(Vec<Option<usize>>),
+    /// A field read on the closure's `k`th parameter.
+    Field(usize),
+}
+
+/// The shape of the body of closure `|params| body`.
+fn lambda_shape(params: &[LocalId], body: &Node) -> LambdaShape {
+    // The last parameter of a name is the one the body sees.
+    let param = |n: &Node| match &n.kind {
+        NodeKind::Local(id) => params.iter().rposition(|p| p == id),
+        _ => None,
+    };
+    match &body.kind {
+        NodeKind::Builtin { site, args, .. }
+            if matches!(site.target, Target::Native(_))
+                && args.len() <= 3
+                && args.iter().all(frame_free) =>
+        {
+            LambdaShape::Native(args.iter().map(param).collect())
+        }
+        NodeKind::Field(base, _) => param(base).map_or(LambdaShape::General, LambdaShape::Field),
+        _ => LambdaShape::General,
+    }
+}
+
+/// Whether a node is a leaf that reads no local of the frame other than itself, so that
+/// `Eval::lambda` can evaluate it without the closure's parameters bound in the frame.
+fn frame_free(n: &Node) -> bool {
+    matches!(
+        n.kind,
+        NodeKind::Local(_)
+            | NodeKind::Lit(_)
+            | NodeKind::State(_)
+            | NodeKind::Tunable(_)
+            | NodeKind::Computed(_)
+            | NodeKind::Config(_)
+            | NodeKind::Const(_)
+            | NodeKind::Query { .. }
+    )
 }
 
 /// A compiled guard.
@@ -437,10 +489,14 @@ impl Compiler<'_> {
                 args: self.exprs(args),
                 float: e.ty == Ty::Float,
             },
-            ExprKind::Closure { params, body } => NodeKind::Closure {
-                params: params.clone(),
-                body: self.boxed(body),
-            },
+            ExprKind::Closure { params, body } => {
+                let body = self.boxed(body);
+                NodeKind::Closure {
+                    shape: lambda_shape(params, &body),
+                    params: params.clone(),
+                    body,
+                }
+            }
             ExprKind::FnRef(func) => NodeKind::FnRef(*func),
             ExprKind::Variant {
                 enum_id,

@@ -14,13 +14,13 @@ use harness_compiler::ir::{
 };
 
 use crate::calls::{CallSite, PreviewMethod, Target};
-use crate::compiled::{Node, NodePlaceStep, NodeStmt, NodeStmtKind};
+use crate::compiled::{LambdaShape, Node, NodePlaceStep, NodeStmt, NodeStmtKind};
 use crate::error::{ErrorCode, RtResult, RuntimeError};
 use crate::event::{Event, EventKind, Phase};
 use crate::game::{Effect, Game};
 use crate::llm::{self, LlmAnswer, LlmCall, LlmCallLog, LlmFailureKind, LlmHost, LlmMessage};
 use crate::machine::Machine;
-use crate::native::{NativeCtx, NativeError};
+use crate::native::{NativeCtx, NativeError, NativeFn};
 use crate::ops;
 
 mod node;
@@ -40,7 +40,7 @@ use crate::value::{Value, VariantValue};
 #[derive(Clone, Copy)]
 enum ClosureDef<'m> {
     /// `|a, b| body`: parameters are slots of the enclosing frame.
-    Lambda(&'m [LocalId], &'m Node),
+    Lambda(&'m [LocalId], &'m LambdaShape, &'m Node),
     /// A `fn` passed by name.
     Fn(FnId),
 }
@@ -558,6 +558,23 @@ impl<'m> Eval<'m> {
                 ));
             }
         };
+        self.call_native(snap, frame, name, site, native, args, span)
+    }
+
+    /// Calls the native `native` that `site` resolves `name` to, with evaluated arguments,
+    /// charging what it walks and builds.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_native(
+        &mut self,
+        snap: &Snapshot,
+        frame: &mut [Value],
+        name: &str,
+        site: &CallSite,
+        native: &NativeFn,
+        args: &[Value],
+        span: SrcSpan,
+    ) -> RtResult<Value> {
         // A builtin walks its collection arguments and builds its result: both count, so that
         // `range(0, 1000000).sum()` costs a million steps rather than two.
         if site.walks {
@@ -596,9 +613,8 @@ impl<'m> Eval<'m> {
             _ => None,
         };
         match def {
-            Some(ClosureDef::Lambda(params, body)) => {
-                bind_params(params, args, frame);
-                self.node(snap, frame, body)
+            Some(ClosureDef::Lambda(params, shape, body)) => {
+                self.lambda(snap, frame, (params, shape), args, body)
             }
             Some(ClosureDef::Fn(func)) => self.call_fn(snap, func, args, SrcSpan::default()),
             None => Err(internal(
@@ -1448,6 +1464,16 @@ struct CallCtx<'a, 'm> {
 impl NativeCtx for CallCtx<'_, '_> {
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError> {
         Ok(self.ev.call_closure(self.snap, self.frame, closure, args)?)
+    }
+
+    fn call_each(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        self.ev
+            .call_each(self.snap, self.frame, closure, items, each)
     }
 
     fn in_preview(&self) -> bool {

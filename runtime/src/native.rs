@@ -37,6 +37,25 @@ pub trait NativeCtx {
     /// Calls the closure `closure` (a [`Value::Closure`]) with `args`.
     fn call(&mut self, closure: &Value, args: &[Value]) -> Result<Value, NativeError>;
 
+    /// Calls the one-parameter closure `closure` with each of `items` in order, handing every
+    /// element and its result to `each`, until `each` answers `false` or anything fails. It
+    /// behaves exactly as calling [`NativeCtx::call`] on each element would; the interpreter
+    /// overrides it to settle what the closure's body reads once for the whole walk.
+    fn call_each(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        for x in items {
+            let v = self.call(closure, std::slice::from_ref(x))?;
+            if !each(x, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// True while a `sim.next` preview is being evaluated (the previewed action, the handlers
     /// run on its branches, and the readings of its successor snapshots). A native that would
     /// draw randomness must not do so then: a preview draws none.
@@ -57,12 +76,26 @@ pub trait NativeCtx {
 pub type NativeFn =
     Arc<dyn Fn(&mut dyn NativeCtx, &[Value]) -> Result<Value, NativeError> + Send + Sync>;
 
+/// The batch form of a pure native, which the interpreter may call instead of the ordinary form
+/// when a builtin such as `max_by` walks a closure whose body is one call of the native with
+/// the closure's parameter in one argument position: `batch(args, at, items)` computes what
+/// the ordinary form returns for `args` with the argument at `at` replaced by each of `items`
+/// in turn, all results in order. It must agree with the ordinary form on every element and
+/// neither draw randomness nor call back into the interpreter. Where the ordinary form would
+/// fail, or the batch cannot serve this argument position, it answers the index of the first
+/// such element, and the interpreter calls the ordinary form from there so that the error is
+/// reported as it always is.
+pub type NativeBatchFn =
+    Arc<dyn Fn(&[Value], usize, &[Value]) -> Result<Vec<Value>, usize> + Send + Sync>;
+
 /// A registry of native functions by qualified name (`List.filter`, `Posterior.observe`...).
 ///
 /// A B-tree keeps any listing of the registry in name order.
 #[derive(Clone, Default)]
 pub struct Natives {
     by_name: BTreeMap<String, NativeFn>,
+    /// The batch forms of some of the natives, by the same names.
+    batches: BTreeMap<String, NativeBatchFn>,
 }
 
 impl Natives {
@@ -71,25 +104,52 @@ impl Natives {
         Self::default()
     }
 
-    /// Registers `f` under `name`, replacing an earlier registration of the same name.
+    /// Registers `f` under `name`, replacing an earlier registration of the same name and any
+    /// batch form of it, which belonged to the replaced native.
     pub fn register(
         &mut self,
         name: impl Into<String>,
         f: impl Fn(&mut dyn NativeCtx, &[Value]) -> Result<Value, NativeError> + Send + Sync + 'static,
     ) {
-        self.by_name.insert(name.into(), Arc::new(f));
+        let name = name.into();
+        self.batches.remove(&name);
+        self.by_name.insert(name, Arc::new(f));
     }
 
-    /// Adds every entry of `other`, which wins on a clash.
+    /// Registers `batch` as the batch form (see [`NativeBatchFn`]) of the native registered
+    /// under `name`, which must be registered first.
+    pub fn register_batch(
+        &mut self,
+        name: &str,
+        batch: impl Fn(&[Value], usize, &[Value]) -> Result<Vec<Value>, usize> + Send + Sync + 'static,
+    ) {
+        assert!(
+            self.by_name.contains_key(name),
+            "the batch form of `{name}` is registered before the native"
+        );
+        self.batches.insert(name.to_string(), Arc::new(batch));
+    }
+
+    /// Adds every entry of `other`, which wins on a clash, batch forms included: a native of
+    /// `other` without one drops the batch form of the native it replaces.
     pub fn extend(&mut self, other: &Natives) {
         for (name, f) in &other.by_name {
             self.by_name.insert(name.clone(), f.clone());
+            match other.batches.get(name) {
+                Some(batch) => self.batches.insert(name.clone(), batch.clone()),
+                None => self.batches.remove(name),
+            };
         }
     }
 
     /// The implementation registered under `name`.
     pub fn get(&self, name: &str) -> Option<&NativeFn> {
         self.by_name.get(name)
+    }
+
+    /// The batch form of the native registered under `name`, if it has one.
+    pub fn batch(&self, name: &str) -> Option<&NativeBatchFn> {
+        self.batches.get(name)
     }
 
     /// The registered names, in order.

@@ -93,51 +93,55 @@ fn len(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 
 fn map(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    let out = items(arg(args, 0)?)?
-        .iter()
-        .map(|x| ctx.call(f, std::slice::from_ref(x)))
-        .collect::<Result<_, _>>()?;
+    let xs = items(arg(args, 0)?)?;
+    let mut out = Vec::with_capacity(xs.len());
+    ctx.call_each(f, &xs, &mut |_, v| {
+        out.push(v);
+        Ok(true)
+    })?;
     Ok(Value::list(out))
 }
 
 fn filter(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut out = Vec::new();
-    for x in items(arg(args, 0)?)?.iter() {
-        if truth(ctx.call(f, std::slice::from_ref(x))?)? {
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |x, v| {
+        if truth(v)? {
             out.push(x.clone());
         }
-    }
+        Ok(true)
+    })?;
     Ok(Value::list(out))
 }
 
 fn count(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut n = 0;
-    for x in items(arg(args, 0)?)?.iter() {
-        n += i64::from(truth(ctx.call(f, std::slice::from_ref(x))?)?);
-    }
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |_, v| {
+        n += i64::from(truth(v)?);
+        Ok(true)
+    })?;
     Ok(Value::Int(n))
 }
 
 fn any(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    for x in items(arg(args, 0)?)?.iter() {
-        if truth(ctx.call(f, std::slice::from_ref(x))?)? {
-            return Ok(Value::Bool(true));
-        }
-    }
-    Ok(Value::Bool(false))
+    let mut found = false;
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |_, v| {
+        found = truth(v)?;
+        Ok(!found)
+    })?;
+    Ok(Value::Bool(found))
 }
 
 fn all(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    for x in items(arg(args, 0)?)?.iter() {
-        if !truth(ctx.call(f, std::slice::from_ref(x))?)? {
-            return Ok(Value::Bool(false));
-        }
-    }
-    Ok(Value::Bool(true))
+    let mut holds = true;
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |_, v| {
+        holds = truth(v)?;
+        Ok(holds)
+    })?;
+    Ok(Value::Bool(holds))
 }
 
 /// The element with the best key; ties go to the earliest element, so the result never depends
@@ -149,12 +153,13 @@ fn best_by(
 ) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut best: Option<(f64, Value)> = None;
-    for x in items(arg(args, 0)?)?.iter() {
-        let k = key(ctx.call(f, std::slice::from_ref(x))?)?;
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |x, v| {
+        let k = key(v)?;
         if best.as_ref().is_none_or(|(b, _)| better(k, *b)) {
             best = Some((k, x.clone()));
         }
-    }
+        Ok(true)
+    })?;
     Ok(best.map_or_else(Value::none, |(_, x)| Value::some(x)))
 }
 
@@ -472,22 +477,25 @@ fn contains(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
 
 fn sum_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    let keys = items(arg(args, 0)?)?
-        .iter()
-        .map(|x| ctx.call(f, std::slice::from_ref(x)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let xs = items(arg(args, 0)?)?;
+    let mut keys = Vec::with_capacity(xs.len());
+    ctx.call_each(f, &xs, &mut |_, v| {
+        keys.push(v);
+        Ok(true)
+    })?;
     sum(ctx, &[Value::list(keys)])
 }
 
 fn extreme_of(ctx: &mut dyn NativeCtx, args: &[Value], max: bool) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut best: Option<f64> = None;
-    for x in items(arg(args, 0)?)?.iter() {
-        let k = key(ctx.call(f, std::slice::from_ref(x))?)?;
+    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |_, v| {
+        let k = key(v)?;
         if best.is_none_or(|b| if max { k > b } else { k < b }) {
             best = Some(k);
         }
-    }
+        Ok(true)
+    })?;
     float(best.unwrap_or(0.0))
 }
 

@@ -3,6 +3,7 @@
 mod arco;
 mod battleship_reproduction;
 mod builtin_examples;
+mod bulk_calls;
 mod corpus;
 mod cost;
 mod engine;
