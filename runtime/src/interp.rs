@@ -25,6 +25,8 @@ use crate::ops;
 
 mod node;
 
+use node::Each;
+
 /// Nested expressions between two checks of the stack. Asking how much stack is left costs a
 /// thread-local read and keeps the evaluator from being inlined into itself; the guard's red
 /// zone (256 KiB) holds this many levels of the evaluator's frames, and the native calls between
@@ -110,6 +112,9 @@ pub(crate) struct Eval<'m> {
     depth: u32,
     /// Spare frames and argument buffers, reused so that a call does not allocate.
     pool: Vec<Vec<Value>>,
+    /// The numbers a batch form writes (see [`crate::native::NativeBatchFn`]), reused across
+    /// walks.
+    keys: Vec<f64>,
     /// The answers of argument-less game queries (`game.turn`, `game.unknown_cells()`) read so
     /// far, by the address of the query's name in the program, with the view version they were
     /// read at. A query answers from the view alone, so while the version stands a second read
@@ -181,6 +186,7 @@ impl<'m> Eval<'m> {
             in_preview: false,
             depth: 0,
             pool: Vec::new(),
+            keys: Vec::new(),
             queries: (0, Vec::new()),
             events: Vec::new(),
             llm: None,
@@ -1473,7 +1479,17 @@ impl NativeCtx for CallCtx<'_, '_> {
         each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
     ) -> Result<(), NativeError> {
         self.ev
-            .call_each(self.snap, self.frame, closure, items, each)
+            .call_each(self.snap, self.frame, closure, items, Each::Value(each))
+    }
+
+    fn call_each_key(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(usize, f64) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        self.ev
+            .call_each(self.snap, self.frame, closure, items, Each::Key(each))
     }
 
     fn in_preview(&self) -> bool {

@@ -74,7 +74,7 @@ pub use manifest::{
     Better, GameManifest, GameOptions, InstanceSet, MetricKind, MetricRole, MetricSpec, OptionSpec,
     OptionType,
 };
-pub use native::{NativeBatchFn, NativeCtx, NativeError, NativeFn, Natives};
+pub use native::{NativeBatchFn, NativeCtx, NativeError, NativeFn, Natives, key_of};
 pub use snapshot::{Preview, Snapshot};
 pub use streams::{EffectDraws, RngStreams, Stream};
 pub use value::{Float, Opaque, RecordValue, Value, VariantValue};

@@ -56,6 +56,26 @@ pub trait NativeCtx {
         Ok(())
     }
 
+    /// Calls the one-parameter closure `closure`, whose results are numbers, with each of
+    /// `items` in order, handing `each` every element's index and its result as a float, until
+    /// `each` answers `false` or anything fails. It behaves exactly as [`NativeCtx::call_each`]
+    /// with every result read by [`key_of`]; the interpreter overrides it to walk a closure
+    /// body whose native has a batch form (see [`NativeBatchFn`]) without a [`Value`] per
+    /// element.
+    fn call_each_key(
+        &mut self,
+        closure: &Value,
+        items: &[Value],
+        each: &mut dyn FnMut(usize, f64) -> Result<bool, NativeError>,
+    ) -> Result<(), NativeError> {
+        let mut index = 0;
+        self.call_each(closure, items, &mut |_, v| {
+            let go = each(index, key_of(&v)?);
+            index += 1;
+            go
+        })
+    }
+
     /// True while a `sim.next` preview is being evaluated (the previewed action, the handlers
     /// run on its branches, and the readings of its successor snapshots). A native that would
     /// draw randomness must not do so then: a preview draws none.
@@ -76,17 +96,26 @@ pub trait NativeCtx {
 pub type NativeFn =
     Arc<dyn Fn(&mut dyn NativeCtx, &[Value]) -> Result<Value, NativeError> + Send + Sync>;
 
-/// The batch form of a pure native, which the interpreter may call instead of the ordinary form
-/// when a builtin such as `max_by` walks a closure whose body is one call of the native with
-/// the closure's parameter in one argument position: `batch(args, at, items)` computes what
-/// the ordinary form returns for `args` with the argument at `at` replaced by each of `items`
-/// in turn, all results in order. It must agree with the ordinary form on every element and
-/// neither draw randomness nor call back into the interpreter. Where the ordinary form would
-/// fail, or the batch cannot serve this argument position, it answers the index of the first
+/// The batch form of a pure native whose results are `Float`s, which the interpreter may call
+/// instead of the ordinary form when a builtin such as `max_by` walks a closure whose body is
+/// one call of the native with the closure's parameter in one argument position:
+/// `batch(args, at, items, out)` appends to `out` the number each `Float` the ordinary form
+/// returns for `args` with the argument at `at` replaced by each of `items` in turn, all in
+/// order. It must agree with the ordinary form on every element and neither draw randomness nor
+/// call back into the interpreter. Where the ordinary form would fail or return anything but a
+/// `Float`, or the batch cannot serve this argument position, it answers the index of the first
 /// such element, and the interpreter calls the ordinary form from there so that the error is
-/// reported as it always is.
+/// reported as it always is. Writing numbers rather than values spares a walk that only
+/// compares or adds the results (`max_by`, `max_of`) a value per element.
 pub type NativeBatchFn =
-    Arc<dyn Fn(&[Value], usize, &[Value]) -> Result<Vec<Value>, usize> + Send + Sync>;
+    Arc<dyn Fn(&[Value], usize, &[Value], &mut Vec<f64>) -> Result<(), usize> + Send + Sync>;
+
+/// The number a closure result that a builtin ranks or adds (a `max_by` key) stands for: an
+/// `Int` or a `Float`; anything else is an internal error, which the checker rules out.
+pub fn key_of(v: &Value) -> Result<f64, NativeError> {
+    v.as_f64()
+        .ok_or_else(|| NativeError::Failed(ErrorCode::Internal, "expected a number".into()))
+}
 
 /// A registry of native functions by qualified name (`List.filter`, `Posterior.observe`...).
 ///
@@ -121,7 +150,10 @@ impl Natives {
     pub fn register_batch(
         &mut self,
         name: &str,
-        batch: impl Fn(&[Value], usize, &[Value]) -> Result<Vec<Value>, usize> + Send + Sync + 'static,
+        batch: impl Fn(&[Value], usize, &[Value], &mut Vec<f64>) -> Result<(), usize>
+        + Send
+        + Sync
+        + 'static,
     ) {
         assert!(
             self.by_name.contains_key(name),

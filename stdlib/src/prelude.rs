@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use harness_compiler::signatures::SignatureSet;
-use harness_runtime::{ErrorCode, NativeCtx, NativeError, Natives, Value};
+use harness_runtime::{ErrorCode, NativeCtx, NativeError, Natives, Value, key_of};
 
 /// A native implementation.
 pub type Native = fn(&mut dyn NativeCtx, &[Value]) -> Result<Value, NativeError>;
@@ -58,11 +58,6 @@ fn items(v: &Value) -> Result<Cow<'_, [Value]>, NativeError> {
 fn truth(v: Value) -> Result<bool, NativeError> {
     v.as_bool()
         .ok_or_else(|| NativeError::Failed(ErrorCode::Internal, "expected Bool".into()))
-}
-
-fn key(v: Value) -> Result<f64, NativeError> {
-    v.as_f64()
-        .ok_or_else(|| NativeError::Failed(ErrorCode::Internal, "expected a number".into()))
 }
 
 fn float(x: f64) -> Result<Value, NativeError> {
@@ -152,15 +147,15 @@ fn best_by(
     better: fn(f64, f64) -> bool,
 ) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
-    let mut best: Option<(f64, Value)> = None;
-    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |x, v| {
-        let k = key(v)?;
-        if best.as_ref().is_none_or(|(b, _)| better(k, *b)) {
-            best = Some((k, x.clone()));
+    let xs = items(arg(args, 0)?)?;
+    let mut best: Option<(f64, usize)> = None;
+    ctx.call_each_key(f, &xs, &mut |i, k| {
+        if best.is_none_or(|(b, _)| better(k, b)) {
+            best = Some((k, i));
         }
         Ok(true)
     })?;
-    Ok(best.map_or_else(Value::none, |(_, x)| Value::some(x)))
+    Ok(best.map_or_else(Value::none, |(_, i)| Value::some(xs[i].clone())))
 }
 
 fn max_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
@@ -303,7 +298,7 @@ fn to_int(x: f64, what: &str) -> Result<Value, NativeError> {
 }
 
 fn number(args: &[Value], i: usize) -> Result<f64, NativeError> {
-    key(arg(args, i)?.clone())
+    key_of(arg(args, i)?)
 }
 
 fn clamp(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
@@ -489,8 +484,7 @@ fn sum_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
 fn extreme_of(ctx: &mut dyn NativeCtx, args: &[Value], max: bool) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut best: Option<f64> = None;
-    ctx.call_each(f, &items(arg(args, 0)?)?, &mut |_, v| {
-        let k = key(v)?;
+    ctx.call_each_key(f, &items(arg(args, 0)?)?, &mut |_, k| {
         if best.is_none_or(|b| if max { k > b } else { k < b }) {
             best = Some(k);
         }
@@ -594,7 +588,7 @@ fn map_values(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeErro
 fn map_argmax(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let mut best: Option<(f64, &Value)> = None;
     for (k, v) in map_of(arg(args, 0)?)? {
-        let x = key(v.clone())?;
+        let x = key_of(v)?;
         if best.is_none_or(|(b, _)| x > b) {
             best = Some((x, k));
         }

@@ -45,7 +45,7 @@ impl NativeCtx for NoCalls {
 
 /// The natives of `game` and the prelude; the same with every native given a [`PerCall`]
 /// context; and the same with every native given a batch form that calls it on each element,
-/// failing at the first element it fails on.
+/// failing at the first element it fails on or answers anything but a `Float` for.
 fn natives(game: &str) -> (Natives, Natives, Natives) {
     let registry = Registry::standard();
     let kind = registry.get(game).unwrap_or_else(|e| panic!("{e}"));
@@ -59,16 +59,16 @@ fn natives(game: &str) -> (Natives, Natives, Natives) {
     let mut batched = bulk.clone();
     for name in bulk.names() {
         let native = bulk.get(name).cloned().unwrap_or_else(|| panic!("{name}"));
-        batched.register_batch(name, move |args, at, items| {
+        batched.register_batch(name, move |args, at, items, out| {
             let mut args = args.to_vec();
-            items
-                .iter()
-                .enumerate()
-                .map(|(k, x)| {
-                    args[at] = x.clone();
-                    native(&mut NoCalls, &args).map_err(|_| k)
-                })
-                .collect()
+            for (k, x) in items.iter().enumerate() {
+                args[at] = x.clone();
+                match native(&mut NoCalls, &args) {
+                    Ok(Value::Float(f)) => out.push(f.get()),
+                    _ => return Err(k),
+                }
+            }
+            Ok(())
         });
     }
     (bulk, per_call, batched)

@@ -19,9 +19,9 @@ use std::sync::{Arc, LazyLock, OnceLock};
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
-    Effect, EffectDraws, Game as RuntimeGame, GameKind, GameManifest, GameOptions, InstanceSet,
-    MetricSpec, NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec, OptionType,
-    RngStreams, Value,
+    Effect, EffectDraws, Float, Game as RuntimeGame, GameKind, GameManifest, GameOptions,
+    InstanceSet, MetricSpec, NativeCtx, NativeError, Natives, Observation, Opaque, OptionSpec,
+    OptionType, RngStreams, Value,
 };
 
 use crate::belief::{
@@ -990,19 +990,16 @@ pub fn natives() -> Natives {
     });
     // `|c| hit_prob[c]` is the commonest closure that `max_by` and `filter` walk: its batch form
     // downcasts the grid once for all the cells.
-    natives.register_batch("Grid.index", |args, at, cells| {
+    natives.register_batch("Grid.index", |args, at, cells, out| {
         let grid = match at {
             1 => arg::<GridValue>(args, 0, "Grid").map_err(|_| 0usize)?,
             _ => return Err(0),
         };
-        cells
-            .iter()
-            .enumerate()
-            .map(|(k, cell)| {
-                let cell = cell.as_opaque::<CellValue>().ok_or(k)?;
-                float(grid.0[cell.0.index()]).map_err(|_| k)
-            })
-            .collect()
+        for (k, cell) in cells.iter().enumerate() {
+            let cell = cell.as_opaque::<CellValue>().ok_or(k)?;
+            out.push(Float::new(grid.0[cell.0.index()]).ok_or(k)?.get());
+        }
+        Ok(())
     });
     natives.register("Posterior.hit_probabilities", |_, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
@@ -1139,13 +1136,25 @@ mod tests {
         let each = cells
             .iter()
             .map(|c| native(&mut NoCalls, &[grid.clone(), c.clone()]).expect("a probability"))
+            .map(|p| p.as_f64().expect("a number"))
             .collect::<Vec<_>>();
-        assert_eq!(batch(&[grid.clone(), Value::Int(0)], 1, cells), Ok(each));
+        let mut out = Vec::new();
+        assert_eq!(
+            batch(&[grid.clone(), Value::Int(0)], 1, cells, &mut out),
+            Ok(())
+        );
+        assert_eq!(out, each);
         // The ordinary form fails on a value that is not a cell, and the batch at that element;
         // a batch over grids rather than cells is left to the ordinary form.
         let mixed = [cells[3].clone(), Value::Int(7)];
         assert!(native(&mut NoCalls, &[grid.clone(), mixed[1].clone()]).is_err());
-        assert_eq!(batch(&[grid.clone(), Value::Int(0)], 1, &mixed), Err(1));
-        assert_eq!(batch(&[grid, cells[0].clone()], 0, cells), Err(0));
+        assert_eq!(
+            batch(&[grid.clone(), Value::Int(0)], 1, &mixed, &mut Vec::new()),
+            Err(1)
+        );
+        assert_eq!(
+            batch(&[grid, cells[0].clone()], 0, cells, &mut Vec::new()),
+            Err(0)
+        );
     }
 }

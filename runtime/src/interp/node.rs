@@ -19,7 +19,7 @@ use super::{
 use crate::calls::{CallSite, Target};
 use crate::compiled::{LambdaShape, Node, NodeGuard, NodeKind};
 use crate::error::RtResult;
-use crate::native::NativeError;
+use crate::native::{NativeError, key_of};
 use crate::snapshot::Snapshot;
 use crate::value::{RecordValue, Value};
 
@@ -29,6 +29,37 @@ const SMALL_FRAME: usize = 8;
 /// The most operands of a closure body that [`Eval::call_each`] walks itself; this is the most
 /// [`LambdaShape::Native`] allows.
 const HELD_OPERANDS: usize = 3;
+
+/// Where [`Eval::call_each`] hands the closure's result for each element: as a value with the
+/// element (`map`, `filter`), or as a number with the element's index (`max_by`, `max_of`),
+/// which a walk with a batch form writes without building a value.
+pub(super) enum Each<'a> {
+    Value(&'a mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>),
+    Key(&'a mut dyn FnMut(usize, f64) -> Result<bool, NativeError>),
+}
+
+impl Each<'_> {
+    /// Hands over the result `v` of element `i`, `x`: whether to go on.
+    fn give(&mut self, i: usize, x: &Value, v: Value) -> Result<bool, NativeError> {
+        match self {
+            Each::Value(each) => each(x, v),
+            Each::Key(each) => each(i, key_of(&v)?),
+        }
+    }
+
+    /// Hands over the `Float` result `k` of element `i`, `x`, which a batch form computed.
+    fn give_key(&mut self, i: usize, x: &Value, k: f64) -> Result<bool, NativeError> {
+        match self {
+            Each::Value(each) => {
+                let v = Value::float(k).ok_or_else(|| {
+                    NativeError::msg("the batch form of a native answered a non-finite number")
+                })?;
+                each(x, v)
+            }
+            Each::Key(each) => each(i, k),
+        }
+    }
+}
 
 impl<'m> Eval<'m> {
     /// Evaluates a compiled expression.
@@ -653,8 +684,9 @@ impl<'m> Eval<'m> {
         self.node(snap, frame, body)
     }
 
-    /// Calls the closure `closure` with each of `items` in order, as
-    /// [`crate::native::NativeCtx::call_each`] does. A one-parameter closure of the
+    /// Calls the closure `closure` with each of `items` in order, handing each result to
+    /// `each`, as [`crate::native::NativeCtx::call_each`] and
+    /// [`crate::native::NativeCtx::call_each_key`] do. A one-parameter closure of the
     /// [`LambdaShape`] of one native call is walked here: the native is resolved once, and an
     /// operand that reads a held value (a state slot, a tunable, a memoised computed value, a
     /// literal) is read from the snapshot for the first element only, while every element
@@ -666,7 +698,7 @@ impl<'m> Eval<'m> {
         frame: &mut [Value],
         closure: &Value,
         items: &[Value],
-        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+        mut each: Each<'_>,
     ) -> Result<(), NativeError> {
         let def = match closure {
             Value::Closure(i) => self.closures.get(*i as usize).copied(),
@@ -690,7 +722,7 @@ impl<'m> Eval<'m> {
                 if i == 1
                     && let Some(batch) = &site.batch
                     && self.each_batch(
-                        snap, site, batch, sources, operands, values, items, span, *float, each,
+                        snap, site, batch, sources, operands, values, items, &mut each,
                     )?
                 {
                     return Ok(());
@@ -705,15 +737,15 @@ impl<'m> Eval<'m> {
                     }
                 }
                 let v = self.call_native(snap, frame, name, site, native, values, span)?;
-                if !each(x, builtin_result(v, *float, span)?)? {
+                if !each.give(i, x, builtin_result(v, *float, span)?)? {
                     break;
                 }
             }
             return Ok(());
         }
-        for x in items {
+        for (i, x) in items.iter().enumerate() {
             let v = self.call_closure(snap, frame, closure, std::slice::from_ref(x))?;
-            if !each(x, v)? {
+            if !each.give(i, x, v)? {
                 break;
             }
         }
@@ -743,9 +775,7 @@ impl<'m> Eval<'m> {
         operands: &'m [Node],
         values: &[Value],
         items: &[Value],
-        span: SrcSpan,
-        float: bool,
-        each: &mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>,
+        each: &mut Each<'_>,
     ) -> Result<bool, NativeError> {
         let mut at = None;
         for (k, (source, n)) in sources.iter().zip(operands).enumerate() {
@@ -777,18 +807,17 @@ impl<'m> Eval<'m> {
         {
             return Ok(false);
         }
-        let results = match batch(values, at, rest) {
-            Ok(results) if results.len() == rest.len() => results,
-            _ => return Ok(false),
-        };
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        if batch(values, at, rest, &mut keys).is_err() || keys.len() != rest.len() {
+            self.keys = keys;
+            return Ok(false);
+        }
         let mut used = 0;
         let mut outcome = Ok(true);
-        for (x, v) in rest.iter().zip(results) {
+        for (i, (x, &k)) in rest.iter().zip(&keys).enumerate() {
             used += 1;
-            match builtin_result(v, float, span)
-                .map_err(NativeError::from)
-                .and_then(|v| each(x, v))
-            {
+            match each.give_key(i + 1, x, k) {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) => {
@@ -797,6 +826,7 @@ impl<'m> Eval<'m> {
                 }
             }
         }
+        self.keys = keys;
         self.steps += used * per;
         outcome
     }
