@@ -476,10 +476,17 @@ impl<'m> Eval<'m> {
             .computed
             .get(id.index())
             .ok_or_else(|| internal(span, "unknown computed value"))?;
-        let mut frame = self.take(def.body.frame.locals.len());
+        let locals = def.body.frame.locals.len();
         self.deps.push(DepSet::default());
-        let result = self.node(snap, &mut frame, body);
-        self.give(frame);
+        // Most computed values bind no local, and need no frame from the pool.
+        let result = if locals == 0 {
+            self.node(snap, &mut [], body)
+        } else {
+            let mut frame = self.take(locals);
+            let result = self.node(snap, &mut frame, body);
+            self.give(frame);
+            result
+        };
         let deps = self.deps.pop().unwrap_or_default();
         let value = result?;
         if let Some(top) = self.deps.last_mut() {
@@ -1486,7 +1493,7 @@ impl NativeCtx for CallCtx<'_, '_> {
         &mut self,
         closure: &Value,
         items: &[Value],
-        each: &mut dyn FnMut(usize, f64) -> Result<bool, NativeError>,
+        each: &mut dyn FnMut(usize, &[f64]),
     ) -> Result<(), NativeError> {
         self.ev
             .call_each(self.snap, self.frame, closure, items, Each::Key(each))

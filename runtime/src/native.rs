@@ -56,23 +56,23 @@ pub trait NativeCtx {
         Ok(())
     }
 
-    /// Calls the one-parameter closure `closure`, whose results are numbers, with each of
-    /// `items` in order, handing `each` every element's index and its result as a float, until
-    /// `each` answers `false` or anything fails. It behaves exactly as [`NativeCtx::call_each`]
-    /// with every result read by [`key_of`]; the interpreter overrides it to walk a closure
-    /// body whose native has a batch form (see [`NativeBatchFn`]) without a [`Value`] per
-    /// element.
+    /// Calls the one-parameter closure `closure`, whose results are numbers, with every one of
+    /// `items` in order, handing `each` the results as floats in runs: `each(start, keys)`
+    /// receives the results of the elements from index `start` on. It stops only when anything
+    /// fails, and behaves exactly as [`NativeCtx::call_each`] with every result read by
+    /// [`key_of`]; the interpreter overrides it to walk a closure body whose native has a batch
+    /// form (see [`NativeBatchFn`]) without a [`Value`] per element, handing over one run.
     fn call_each_key(
         &mut self,
         closure: &Value,
         items: &[Value],
-        each: &mut dyn FnMut(usize, f64) -> Result<bool, NativeError>,
+        each: &mut dyn FnMut(usize, &[f64]),
     ) -> Result<(), NativeError> {
         let mut index = 0;
         self.call_each(closure, items, &mut |_, v| {
-            let go = each(index, key_of(&v)?);
+            each(index, &[key_of(&v)?]);
             index += 1;
-            go
+            Ok(true)
         })
     }
 

@@ -144,16 +144,17 @@ fn all(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
 fn best_by(
     ctx: &mut dyn NativeCtx,
     args: &[Value],
-    better: fn(f64, f64) -> bool,
+    better: impl Fn(f64, f64) -> bool,
 ) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let xs = items(arg(args, 0)?)?;
     let mut best: Option<(f64, usize)> = None;
-    ctx.call_each_key(f, &xs, &mut |i, k| {
-        if best.is_none_or(|(b, _)| better(k, b)) {
-            best = Some((k, i));
+    ctx.call_each_key(f, &xs, &mut |start, keys| {
+        for (i, &k) in (start..).zip(keys) {
+            if best.is_none_or(|(b, _)| better(k, b)) {
+                best = Some((k, i));
+            }
         }
-        Ok(true)
     })?;
     Ok(best.map_or_else(Value::none, |(_, i)| Value::some(xs[i].clone())))
 }
@@ -484,11 +485,12 @@ fn sum_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
 fn extreme_of(ctx: &mut dyn NativeCtx, args: &[Value], max: bool) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let mut best: Option<f64> = None;
-    ctx.call_each_key(f, &items(arg(args, 0)?)?, &mut |_, k| {
-        if best.is_none_or(|b| if max { k > b } else { k < b }) {
-            best = Some(k);
+    ctx.call_each_key(f, &items(arg(args, 0)?)?, &mut |_, keys| {
+        for &k in keys {
+            if best.is_none_or(|b| if max { k > b } else { k < b }) {
+                best = Some(k);
+            }
         }
-        Ok(true)
     })?;
     float(best.unwrap_or(0.0))
 }

@@ -15,7 +15,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use harness_compiler::signatures::GameSig;
 use harness_runtime::{
@@ -732,6 +732,41 @@ pub struct PosteriorValue {
     probs: OnceLock<[f64; 64]>,
     /// The region masses of those probabilities, likewise computed once.
     masses: OnceLock<Arc<kernels::RegionMasses>>,
+    /// The last region `p_yes` was asked about, with its answer: scoring a question asks it
+    /// twice in a row (the answer model of its preview, then its split quality).
+    last_p_yes: LastPYes,
+}
+
+/// One remembered `(region, p_yes)` pair of a posterior. A copy of the posterior remembers the
+/// same pair, which holds for it as well.
+#[derive(Debug, Default)]
+struct LastPYes(Mutex<Option<(u64, f64)>>);
+
+impl Clone for LastPYes {
+    fn clone(&self) -> Self {
+        LastPYes(Mutex::new(self.remembered()))
+    }
+}
+
+impl LastPYes {
+    /// The remembered pair; none while another thread holds the lock.
+    fn remembered(&self) -> Option<(u64, f64)> {
+        self.0.try_lock().ok().and_then(|last| *last)
+    }
+
+    /// The remembered answer for `region`, if that is the region remembered.
+    fn get(&self, region: u64) -> Option<f64> {
+        self.remembered()
+            .and_then(|(r, p)| (r == region).then_some(p))
+    }
+
+    /// Remembers `p` as the answer for `region`; a posterior read by two threads at once
+    /// may remember nothing, which costs only the recomputation.
+    fn set(&self, region: u64, p: f64) {
+        if let Ok(mut last) = self.0.try_lock() {
+            *last = Some((region, p));
+        }
+    }
 }
 
 impl PosteriorValue {
@@ -746,6 +781,7 @@ impl PosteriorValue {
             observations: 0,
             probs: OnceLock::new(),
             masses: OnceLock::new(),
+            last_p_yes: LastPYes::default(),
         }
     }
 
@@ -762,6 +798,7 @@ impl PosteriorValue {
             observations: self.observations + 1,
             probs: OnceLock::new(),
             masses: OnceLock::new(),
+            last_p_yes: LastPYes::default(),
         }
     }
 
@@ -816,14 +853,19 @@ impl PosteriorValue {
     }
 
     fn p_yes(&self, region: u64) -> f64 {
-        let samples = self.samples();
-        samples
+        if let Some(p) = self.last_p_yes.get(region) {
+            return p;
+        }
+        let p = self
+            .samples()
             .unions
             .iter()
             .zip(self.weights())
             .filter(|(union, _)| *union & region != 0)
             .map(|(_, weight)| weight)
-            .sum()
+            .sum();
+        self.last_p_yes.set(region, p);
+        p
     }
 
     /// Multiplies the weights by `factor(union)` and renormalises; all-zero mass stays zero.
@@ -1111,6 +1153,36 @@ mod tests {
             0.0,
             "the masses are the successor's"
         );
+        // The remembered answer of `p_yes` is the posterior's own and the region's: asked
+        // again, of another region, of the successor or of a copy, it is what the samples say.
+        let direct = |posterior: &PosteriorValue, region: u64| -> f64 {
+            posterior
+                .samples()
+                .unions
+                .iter()
+                .zip(posterior.weights())
+                .filter(|(union, _)| *union & region != 0)
+                .map(|(_, weight)| weight)
+                .sum()
+        };
+        let row = (24..32)
+            .map(|c| Cell::new(c).expect("a cell").bit())
+            .sum::<u64>();
+        for (posterior, region) in [
+            (&prior, row),
+            (&prior, row),
+            (&prior, cell.bit()),
+            (&after, cell.bit()),
+            (&after, row),
+        ] {
+            assert_eq!(posterior.p_yes(region), direct(posterior, region));
+        }
+        assert_eq!(
+            after.p_yes(cell.bit()),
+            0.0,
+            "the successor saw a miss there"
+        );
+        assert_eq!(prior.clone().p_yes(row), direct(&prior, row));
     }
 
     /// A context for natives that call no closure.

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::calls::{CallSite, Target};
 use crate::compiled::{LambdaShape, Node, NodeGuard, NodeKind};
-use crate::error::RtResult;
+use crate::error::{ErrorCode, RtResult};
 use crate::native::{NativeError, key_of};
 use crate::snapshot::Snapshot;
 use crate::value::{RecordValue, Value};
@@ -30,12 +30,13 @@ const SMALL_FRAME: usize = 8;
 /// [`LambdaShape::Native`] allows.
 const HELD_OPERANDS: usize = 3;
 
-/// Where [`Eval::call_each`] hands the closure's result for each element: as a value with the
-/// element (`map`, `filter`), or as a number with the element's index (`max_by`, `max_of`),
-/// which a walk with a batch form writes without building a value.
+/// Where [`Eval::call_each`] hands the closure's results: one by one as values with their
+/// elements (`map`, `filter`), which may stop the walk, or as numbers in runs from an element's
+/// index on (`max_by`, `max_of`), which rank every element, so that a walk with a batch form
+/// hands over all its results at once without building a value.
 pub(super) enum Each<'a> {
     Value(&'a mut dyn FnMut(&Value, Value) -> Result<bool, NativeError>),
-    Key(&'a mut dyn FnMut(usize, f64) -> Result<bool, NativeError>),
+    Key(&'a mut dyn FnMut(usize, &[f64])),
 }
 
 impl Each<'_> {
@@ -43,20 +44,10 @@ impl Each<'_> {
     fn give(&mut self, i: usize, x: &Value, v: Value) -> Result<bool, NativeError> {
         match self {
             Each::Value(each) => each(x, v),
-            Each::Key(each) => each(i, key_of(&v)?),
-        }
-    }
-
-    /// Hands over the `Float` result `k` of element `i`, `x`, which a batch form computed.
-    fn give_key(&mut self, i: usize, x: &Value, k: f64) -> Result<bool, NativeError> {
-        match self {
-            Each::Value(each) => {
-                let v = Value::float(k).ok_or_else(|| {
-                    NativeError::msg("the batch form of a native answered a non-finite number")
-                })?;
-                each(x, v)
+            Each::Key(each) => {
+                each(i, &[key_of(&v)?]);
+                Ok(true)
             }
-            Each::Key(each) => each(i, k),
         }
     }
 }
@@ -809,23 +800,44 @@ impl<'m> Eval<'m> {
         }
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
-        if batch(values, at, rest, &mut keys).is_err() || keys.len() != rest.len() {
+        // A batch form that breaks its contract (a number that no `Float` holds, or too few)
+        // leaves the walk to the ordinary form, which reports what it does.
+        if batch(values, at, rest, &mut keys).is_err()
+            || keys.len() != rest.len()
+            || !keys.iter().all(|k| k.is_finite())
+        {
             self.keys = keys;
             return Ok(false);
         }
-        let mut used = 0;
-        let mut outcome = Ok(true);
-        for (i, (x, &k)) in rest.iter().zip(&keys).enumerate() {
-            used += 1;
-            match each.give_key(i + 1, x, k) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
+        let (used, outcome) = match each {
+            Each::Key(each) => {
+                each(1, &keys);
+                (rest.len() as u64, Ok(true))
             }
-        }
+            Each::Value(each) => {
+                let mut used = 0;
+                let mut outcome = Ok(true);
+                for (x, &k) in rest.iter().zip(&keys) {
+                    used += 1;
+                    let Some(v) = Value::float(k) else {
+                        outcome = Err(NativeError::Failed(
+                            ErrorCode::Internal,
+                            "a finite number that is not a Float".into(),
+                        ));
+                        break;
+                    };
+                    match each(x, v) {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(e) => {
+                            outcome = Err(e);
+                            break;
+                        }
+                    }
+                }
+                (used, outcome)
+            }
+        };
         self.keys = keys;
         self.steps += used * per;
         outcome
