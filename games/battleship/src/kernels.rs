@@ -59,10 +59,15 @@ pub fn best_cell(probs: &[f64; 64], revealed: u64) -> Option<(Cell, f64)> {
 
 /// Sum of the weights of the samples with a ship in `region` (noise-free P(yes)).
 pub fn p_yes(samples: &SampleSet, region: u64) -> f64 {
-    samples
-        .unions
+    weighted_p_yes(&samples.unions, &samples.weights, region)
+}
+
+/// [`p_yes`] of the samples whose ship cells are `unions`, under `weights` in place of their
+/// own (a preview's reweighted samples).
+pub fn weighted_p_yes(unions: &[u64], weights: &[f64], region: u64) -> f64 {
+    unions
         .iter()
-        .zip(&samples.weights)
+        .zip(weights)
         .filter(|&(&u, _)| u & region != 0)
         .fold(0.0, |acc, (_, &w)| acc + w)
 }

@@ -856,14 +856,7 @@ impl PosteriorValue {
         if let Some(p) = self.last_p_yes.get(region) {
             return p;
         }
-        let p = self
-            .samples()
-            .unions
-            .iter()
-            .zip(self.weights())
-            .filter(|(union, _)| *union & region != 0)
-            .map(|(_, weight)| weight)
-            .sum();
+        let p = kernels::weighted_p_yes(&self.samples().unions, self.weights(), region);
         self.last_p_yes.set(region, p);
         p
     }
@@ -1155,15 +1148,8 @@ mod tests {
         );
         // The remembered answer of `p_yes` is the posterior's own and the region's: asked
         // again, of another region, of the successor or of a copy, it is what the samples say.
-        let direct = |posterior: &PosteriorValue, region: u64| -> f64 {
-            posterior
-                .samples()
-                .unions
-                .iter()
-                .zip(posterior.weights())
-                .filter(|(union, _)| *union & region != 0)
-                .map(|(_, weight)| weight)
-                .sum()
+        let direct = |posterior: &PosteriorValue, region: u64| {
+            kernels::weighted_p_yes(&posterior.samples().unions, posterior.weights(), region)
         };
         let row = (24..32)
             .map(|c| Cell::new(c).expect("a cell").bit())
