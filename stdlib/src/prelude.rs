@@ -471,6 +471,15 @@ fn contains(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
     }))
 }
 
+fn index_of(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
+    let x = arg(args, 1)?;
+    let xs = items(arg(args, 0)?)?;
+    Ok(match xs.iter().position(|v| v == x) {
+        Some(i) => Value::some(Value::Int(i as i64)),
+        None => Value::none(),
+    })
+}
+
 fn sum_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
     let f = arg(args, 1)?;
     let xs = items(arg(args, 0)?)?;
@@ -795,6 +804,15 @@ pub const PRELUDE: &[Entry] = &[
         doc: "The element at `index`, or `None` when it is out of range.",
         example: "[5, 6].get(1) == Some(6)",
         native: get,
+        module: None,
+    },
+    Entry {
+        name: "List.index_of",
+        sig: "fn index_of<T>(self: List<T>, x: T) -> Option<Int>",
+        doc: "The index of the first element equal to `x`, or `None` when no element is; a \
+              lookup in a list of names without a closure call per element.",
+        example: "[4, 5, 4].index_of(4) == Some(0) and [4].index_of(6) == None",
+        native: index_of,
         module: None,
     },
     Entry {

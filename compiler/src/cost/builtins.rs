@@ -120,6 +120,9 @@ impl<'p> Analyser<'p> {
             {
                 Shape::collection(1, receiver.elem())
             }
+            // An index of the receiver: below its length, which `Shape::int` caps for an
+            // unbounded one.
+            "index_of" => Shape::collection(1, Shape::int(0, (receiver.len as i128 - 1).max(0))),
             "unwrap" | "unwrap_or" | "expect" => receiver.elem(),
             _ => Shape::of_type_for(ty, || Arc::from(format!("the result of `{name}`"))),
         };
