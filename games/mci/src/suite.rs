@@ -1,7 +1,8 @@
 //! The two domains and their task suites: loading the bundled task tables, resolving ground
 //! truth with the right oracle, and grading an answer.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use crate::task::{self, Answer, Grader, Task, Verdict};
 use crate::{cooling, grid};
@@ -62,11 +63,38 @@ impl Domain {
     }
 
     /// The ground truth of `task`, from the domain's privileged oracle.
+    ///
+    /// Each truth is derived once per process and task: a level sweep grades every task once
+    /// per level, and the oracles (a search over simulated plant trajectories or power flows)
+    /// cost more than the episodes they grade. The oracles are deterministic, so a remembered
+    /// truth is the one a fresh derivation would give; a task that only shares an id with a
+    /// remembered one (built by hand, with other arguments) is derived afresh.
     pub fn resolve(self, task: &Task) -> Result<Answer, String> {
-        match self {
+        type Truths = Mutex<HashMap<(Domain, String), (Task, Result<Answer, String>)>>;
+        static TRUTHS: OnceLock<Truths> = OnceLock::new();
+        let truths = TRUTHS.get_or_init(Truths::default);
+        let key = (self, task.id.clone());
+        // A panic elsewhere while the lock was held leaves the table as consistent as any
+        // insertion does, so a poisoned lock is still read.
+        let remembered = truths
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&key)
+            .filter(|(known, _)| known == task)
+            .map(|(_, truth)| truth.clone());
+        if let Some(truth) = remembered {
+            return truth;
+        }
+        // Derived outside the lock, so that threads grading other tasks do not wait.
+        let truth = match self {
             Domain::Cooling => cooling::oracle::resolve(task),
             Domain::Grid => grid::oracle::resolve(task),
-        }
+        };
+        truths
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(key, (task.clone(), truth.clone()));
+        truth
     }
 
     /// The simulator's verdict on an intervention for an Act task.
@@ -95,5 +123,40 @@ impl Domain {
             _ => (None, 0.0),
         };
         Ok(task::score(task.grader, answer, &truth, verdict, best))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Domain;
+    use crate::task::{Answer, Arg};
+    use crate::{cooling, grid};
+
+    #[test]
+    fn a_remembered_truth_is_the_oracles_and_a_changed_task_is_derived_afresh() {
+        for domain in Domain::ALL {
+            for task in domain.tasks().iter().take(12) {
+                let direct = match domain {
+                    Domain::Cooling => cooling::oracle::resolve(task),
+                    Domain::Grid => grid::oracle::resolve(task),
+                };
+                assert_eq!(domain.resolve(task), direct, "{}", task.id);
+                assert_eq!(domain.resolve(task), direct, "{} remembered", task.id);
+            }
+        }
+        // The same id, another signal: its own truth, not the remembered one.
+        let task = Domain::Cooling
+            .task("cooling.I-N-S.00")
+            .expect("a bundled value_at task");
+        let remembered = Domain::Cooling.resolve(task);
+        let mut other = task.clone();
+        other
+            .args
+            .insert("signal".into(), Arg::Str("T_out.01".into()));
+        let fresh = Domain::Cooling.resolve(&other);
+        assert_eq!(fresh, cooling::oracle::resolve(&other));
+        assert!(matches!(fresh, Ok(Answer::Number(_))));
+        assert_ne!(fresh, remembered, "T_out.01 and T_out.07 read alike");
+        assert_eq!(Domain::Cooling.resolve(task), remembered);
     }
 }
