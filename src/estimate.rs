@@ -554,7 +554,7 @@ impl Setup<'_> {
         forced: Option<(&str, Vec<Value>, &str)>,
         place: &str,
     ) -> Result<Branch, String> {
-        let mut branch = at.fork().ok_or_else(|| {
+        let mut branch = at.fork_untraced().ok_or_else(|| {
             "the game cannot fork an episode, so it cannot be replayed".to_string()
         })?;
         if !branch.reseed(salt) {
@@ -630,7 +630,9 @@ impl Setup<'_> {
                 ));
             }
         };
-        let mut probe = run.fork().ok_or("the game cannot fork an episode")?;
+        let mut probe = run
+            .fork_untraced()
+            .ok_or("the game cannot fork an episode")?;
         let (action, args) = probe
             .decide()
             .ok_or_else(|| format!("{place}: the continuation policy made no decision"))?;
@@ -639,7 +641,7 @@ impl Setup<'_> {
             .interventions
             .iter()
             .filter(|name| {
-                run.fork()
+                run.fork_untraced()
                     .is_some_and(|mut probe| probe.force(name, Vec::new(), name).is_ok())
             })
             .cloned()

@@ -190,6 +190,9 @@ pub struct Agent<'m> {
     halted: Option<String>,
     /// Actions taken (turns whose action ran), counted by the episode drivers.
     actions: u32,
+    /// Whether the agent records its trace. An untraced agent (a replay's, see
+    /// [`EpisodeRun::fork_untraced`]) keeps only its LLM-call events, which its costs count.
+    traced: bool,
 }
 
 impl<'m> Agent<'m> {
@@ -224,6 +227,7 @@ impl<'m> Agent<'m> {
             costs,
             halted: None,
             actions: 0,
+            traced: true,
         })
     }
 
@@ -279,7 +283,7 @@ impl<'m> Agent<'m> {
             return None;
         }
         self.sync_view(game);
-        let mut ev = Eval::new(self.m, game, (self.turn, Phase::Reflect, Some(def.layer)));
+        let mut ev = self.eval(game, (self.turn, Phase::Reflect, Some(def.layer)));
         Some(ev.computed(
             &self.snap,
             harness_compiler::ir::ComputedId(id as u32),
@@ -288,6 +292,9 @@ impl<'m> Agent<'m> {
     }
 
     fn emit(&mut self, phase: Phase, layer: Option<LayerId>, span: SrcSpan, kind: EventKind) {
+        if !self.traced {
+            return;
+        }
         let layer = layer.map(|l| self.m.layer_name(l));
         self.events.push(Event {
             turn: self.turn,
@@ -296,6 +303,39 @@ impl<'m> Agent<'m> {
             span,
             kind,
         });
+    }
+
+    /// An evaluator for one phase of this agent's turn, tracing as the agent does.
+    fn eval<'a>(&self, game: &'a dyn Game, tag: (u32, Phase, Option<LayerId>)) -> Eval<'a>
+    where
+        'm: 'a,
+    {
+        let mut ev = Eval::new(self.m, game, tag);
+        ev.traced = self.traced;
+        ev
+    }
+
+    /// A fork of the agent that records no trace from here on: its events are only the LLM
+    /// calls so far, which its costs count at the end, so forking does not copy the trace.
+    fn fork_untraced(&self) -> Agent<'m> {
+        Agent {
+            m: self.m,
+            snap: self.snap.clone(),
+            turn: self.turn,
+            seen_view: self.seen_view,
+            events: self
+                .events
+                .iter()
+                .filter(|event| matches!(event.kind, EventKind::LlmCall { .. }))
+                .cloned()
+                .collect(),
+            llm: self.llm,
+            llm_calls: self.llm_calls.clone(),
+            costs: self.costs,
+            halted: self.halted.clone(),
+            actions: self.actions,
+            traced: false,
+        }
     }
 
     fn record(&mut self, phase: Phase, log: StepLog) -> Vec<crate::game::Effect> {
@@ -361,18 +401,17 @@ impl<'m> Agent<'m> {
     pub fn observe(&mut self, game: &mut dyn Game) -> RtResult<()> {
         let observations = game.take_observations();
         self.sync_view(game);
-        let mut ev = Eval::new(self.m, game, (self.turn, Phase::Observe, None));
+        let mut ev = self.eval(game, (self.turn, Phase::Observe, None));
         for obs in observations {
-            self.events.push(Event {
-                turn: self.turn,
-                phase: Phase::Observe,
-                layer: None,
-                span: SrcSpan::default(),
-                kind: EventKind::Observation {
+            self.emit(
+                Phase::Observe,
+                None,
+                SrcSpan::default(),
+                EventKind::Observation {
                     name: obs.name.to_string(),
                     args: obs.args.clone(),
                 },
-            });
+            );
             self.check_bounds(&obs.name, &obs.args)?;
             let mut log = StepLog::default();
             let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
@@ -415,7 +454,7 @@ impl<'m> Agent<'m> {
     pub fn reflect_and_revise(&mut self, game: &dyn Game) -> RtResult<()> {
         self.sync_view(game);
         let m = self.m;
-        let mut ev = Eval::new(m, game, (self.turn, Phase::Reflect, None));
+        let mut ev = self.eval(game, (self.turn, Phase::Reflect, None));
         ev.llm = self.llm;
         let mut chosen = Vec::new();
         for &layer in &m.order {
@@ -472,7 +511,7 @@ impl<'m> Agent<'m> {
     pub fn decide(&mut self, game: &dyn Game) -> RtResult<Decision> {
         self.sync_view(game);
         let m = self.m;
-        let mut ev = Eval::new(m, game, (self.turn, Phase::Decide, None));
+        let mut ev = self.eval(game, (self.turn, Phase::Decide, None));
         let result = (|| {
             for &layer in m.order.iter().rev() {
                 ev.retag(Phase::Decide, Some(layer));
@@ -554,7 +593,7 @@ impl<'m> Agent<'m> {
             )));
         }
         let action_id = ActionId(id as u32);
-        let mut ev = Eval::new(m, game, (self.turn, Phase::Decide, Some(def.layer)));
+        let mut ev = self.eval(game, (self.turn, Phase::Decide, Some(def.layer)));
         let available = ev.available(&self.snap, action_id, &args);
         self.events.append(&mut ev.events);
         self.costs.absorb(&mut ev);
@@ -585,7 +624,7 @@ impl<'m> Agent<'m> {
         self.sync_view(game);
         let m = self.m;
         let def = &m.program.actions[decision.action.index()];
-        let mut ev = Eval::new(m, game, (self.turn, Phase::Act, Some(def.layer)));
+        let mut ev = self.eval(game, (self.turn, Phase::Act, Some(def.layer)));
         ev.llm = self.llm;
         if m.order.first() != Some(&decision.layer) {
             self.costs.overrides += 1;
@@ -926,6 +965,22 @@ impl<'m> EpisodeRun<'m> {
     pub fn fork(&self) -> Option<EpisodeRun<'m>> {
         Some(EpisodeRun {
             agent: self.agent.clone(),
+            game: self.game.fork()?,
+            stage: self.stage.clone(),
+        })
+    }
+
+    /// [`EpisodeRun::fork`] for a replay whose outcome and costs alone are read: the fork
+    /// records no trace from here on, and its result's events are only the LLM calls (which
+    /// its costs count) and the end (with its error, if one ends it). It continues exactly as a
+    /// traced fork would, with the same metrics, costs and LLM calls.
+    pub fn fork_untraced(&self) -> Option<EpisodeRun<'m>> {
+        Some(EpisodeRun {
+            agent: self
+                .agent
+                .as_ref()
+                .map(Agent::fork_untraced)
+                .map_err(Clone::clone),
             game: self.game.fork()?,
             stage: self.stage.clone(),
         })

@@ -107,6 +107,9 @@ pub(crate) struct Eval<'m> {
     closures: Vec<ClosureDef<'m>>,
     deps: Vec<DepSet>,
     in_preview: bool,
+    /// Whether the evaluation is traced: an untraced one (a replay's) records neither its
+    /// changes nor its preview readings, only what the costs count (revisions, LLM calls).
+    pub(crate) traced: bool,
     /// How deep the evaluation of expressions is nested, counted so that only every
     /// [`GUARD_EVERY`]th level checks the stack.
     depth: u32,
@@ -184,6 +187,7 @@ impl<'m> Eval<'m> {
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
+            traced: true,
             depth: 0,
             pool: Vec::new(),
             keys: Vec::new(),
@@ -697,6 +701,9 @@ impl<'m> Eval<'m> {
                 ));
             }
         };
+        if !self.traced {
+            return Ok(result);
+        }
         let (turn, phase, layer) = self.tag;
         self.events.push(Event {
             turn,
@@ -996,8 +1003,9 @@ impl<'m> Eval<'m> {
                     let def = &self.m.program.state[slot];
                     let transition =
                         path.is_empty() && self.transition(*state, &old, &new, stmt.span)?;
-                    // A preview's changes are thrown away with its branches, so it builds none.
-                    if self.in_preview {
+                    // A preview's changes are thrown away with its branches, and an untraced
+                    // step records none, so neither builds them.
+                    if self.in_preview || !self.traced {
                         snap.set_state(slot, new, self.m.state_dep(slot));
                         continue;
                     }

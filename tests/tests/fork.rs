@@ -1,7 +1,8 @@
 //! Forking an episode at a checkpoint (`EpisodeRun`), on every game that can fork.
 //!
 //! Fidelity: an episode paused at turn `t`, forked and run on gives the same trace, metrics
-//! and costs as the unforked run, byte for byte, and so does the original after the fork.
+//! and costs as the unforked run, byte for byte, and so does the original after the fork; an
+//! untraced fork (a replay's) ends with the same metrics and costs and records no trace.
 //! Null intervention: two branches reseeded with one salt, one taking the decide phase's
 //! decision and one forced to take that same decision, end with equal metrics, and their traces
 //! differ only in the checkpoint's `chosen` versus `forced` event. Replicates: one salt gives
@@ -90,6 +91,20 @@ fn record(result: &EpisodeResult) -> String {
     )
 }
 
+/// Everything an episode's record says but its trace: what an untraced fork must keep.
+fn outcome(result: &EpisodeResult) -> String {
+    format!(
+        "{} {:?} {:?} {:?} {:?} {:?} {}",
+        result.turns,
+        result.end,
+        result.error,
+        result.halt,
+        result.metrics,
+        result.costs,
+        result.llm_calls.len()
+    )
+}
+
 /// The checkpoints of an episode of `turns` actions: the first, middle and last turn.
 fn checkpoints(turns: u32) -> Vec<u32> {
     let mut at = vec![1, (turns / 2).max(1), turns.saturating_sub(1).max(1)];
@@ -114,6 +129,18 @@ fn fidelity(setup: &Setup, seeds: std::ops::Range<u64>) {
             assert!(
                 record(&fork.finish()) == expected,
                 "seed {seed}: the fork at turn {t} differs from the unforked run"
+            );
+            let untraced = run.fork_untraced().expect("the game forks").finish();
+            assert!(
+                outcome(&untraced) == outcome(&unforked),
+                "seed {seed}: the untraced fork at turn {t} ends otherwise than the unforked run"
+            );
+            assert!(
+                untraced.events.iter().all(|e| matches!(
+                    e.kind,
+                    EventKind::LlmCall { .. } | EventKind::EpisodeEnd { .. }
+                )),
+                "seed {seed}: the untraced fork at turn {t} recorded a trace"
             );
             assert!(
                 record(&run.finish()) == expected,
