@@ -894,7 +894,8 @@ impl<'m> Eval<'m> {
     ///
     /// The outer error is a runtime error that ends the episode; the inner one a rejected step
     /// (unavailable, or a `requires` failed). Either way, when the result is not `Ok(Ok(_))`,
-    /// `snap` is unchanged.
+    /// the slots and tunables of `snap` are unchanged (after a runtime error in the body, its
+    /// memo is empty).
     pub(crate) fn step(
         &mut self,
         snap: &mut Snapshot,
@@ -955,9 +956,14 @@ impl<'m> Eval<'m> {
         }
         let mut log = StepLog::default();
         if atomic {
-            let mut work = snap.clone();
-            self.stmts(&mut work, &mut frame, &compiled.body, def.layer, &mut log)?;
-            *snap = work;
+            // The body runs on `snap` itself, and a runtime error puts its slots and tunables
+            // back: that spares copying the memo table on every action, at the price of
+            // emptying it after an error, which ends the episode anyway.
+            let before = snap.rollback_point();
+            if let Err(error) = self.stmts(snap, &mut frame, &compiled.body, def.layer, &mut log) {
+                snap.roll_back(before);
+                return Err(error);
+            }
         } else {
             self.stmts(snap, &mut frame, &compiled.body, def.layer, &mut log)?;
         }

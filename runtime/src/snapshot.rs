@@ -127,6 +127,26 @@ impl Snapshot {
         self.invalidate(dep);
     }
 
+    /// The slots and tunables as they are now, for [`Snapshot::roll_back`]: two shared
+    /// pointers, not a copy.
+    pub(crate) fn rollback_point(&self) -> Rollback {
+        Rollback {
+            state: Arc::clone(&self.state),
+            tunables: Arc::clone(&self.tunables),
+        }
+    }
+
+    /// Puts back the slots and tunables of `point` and empties the memo, whose entries may
+    /// have been computed from the values rolled back. The memo is a cache: what it held is
+    /// computed again, to the same values, when it is read.
+    pub(crate) fn roll_back(&mut self, point: Rollback) {
+        self.state = point.state;
+        self.tunables = point.tunables;
+        for entry in &mut self.memo {
+            entry.take();
+        }
+    }
+
     /// Drops every memo entry that read dependency `dep`.
     pub(crate) fn invalidate(&mut self, dep: usize) {
         for entry in &mut self.memo {
@@ -154,6 +174,12 @@ impl Snapshot {
     pub fn memoised(&self) -> usize {
         self.memo.iter().filter(|m| m.get().is_some()).count()
     }
+}
+
+/// The slots and tunables of a snapshot at one moment (see [`Snapshot::rollback_point`]).
+pub(crate) struct Rollback {
+    state: Arc<Vec<Value>>,
+    tunables: Arc<Vec<Value>>,
 }
 
 /// The result of `sim.next(action)`: weighted successor snapshots.

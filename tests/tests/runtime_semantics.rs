@@ -220,6 +220,41 @@ fn a_computed_value_read_after_a_patch_in_the_same_action_is_fresh() {
 }
 
 #[test]
+fn an_action_that_fails_after_a_patch_leaves_every_slot_as_it_was() {
+    // `bump` with an overflowing patch of y after its patches of x and of `seen = double`.
+    let mut program = (*counter(int(0, 19))).clone();
+    program.actions[0].body.insert(
+        2,
+        Stmt {
+            kind: StmtKind::Patch {
+                place: Place {
+                    state: StateId(1),
+                    path: vec![],
+                },
+                op: AssignOp::Set,
+                value: bin(BinaryOp::Add, int(i64::MAX, 50), int(1, 51), 52),
+            },
+            span: at(53),
+        },
+    );
+    let m = machine(Arc::new(program), Limits::default());
+    let mut game = Ticks(0);
+    let mut agent = Agent::start(&m, &game).unwrap_or_else(|e| panic!("{e}"));
+    let before = agent.snapshot().state_values().to_vec();
+    let decision = agent.decide(&game).unwrap_or_else(|e| panic!("{e}"));
+    let error = agent
+        .act(&mut game, &decision)
+        .expect_err("the patch of y overflows");
+    assert_eq!(error.code, "R0001");
+    assert_eq!(agent.snapshot().state_values(), &before[..]);
+    // The body memoised `double` of x = 1; the value read now is that of x = 0.
+    assert_eq!(
+        agent.computed(&game, "double").and_then(Result::ok),
+        Some(Value::Int(0))
+    );
+}
+
+#[test]
 fn a_patch_drops_exactly_the_memo_entries_that_read_the_patched_slot() {
     let m = machine(counter(int(0, 19)), Limits::default());
     let mut game = Ticks(0);
