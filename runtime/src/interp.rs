@@ -1004,6 +1004,17 @@ impl<'m> Eval<'m> {
                         });
                     }
                     let slot = state.index();
+                    if !keys.is_empty() && (self.in_preview || !self.traced) {
+                        // Nothing records the old value of an element or field patch here
+                        // (nor can it be a transition), so the slot's own value is updated,
+                        // in place when nothing else shares it. An error leaves the slot
+                        // `Unit`, in a copy that a preview discards or a snapshot whose
+                        // episode the error ends (an action's is rolled back).
+                        let old = snap.take_state(slot);
+                        let new = update(old, &keys, *op, v, stmt.span)?;
+                        snap.set_state(slot, new, self.m.state_dep(slot));
+                        continue;
+                    }
                     let old = snap.state(slot).clone();
                     let new = update(old.clone(), &keys, *op, v, stmt.span)?;
                     let def = &self.m.program.state[slot];

@@ -119,6 +119,16 @@ impl Snapshot {
         self.invalidate(dep);
     }
 
+    /// Takes the value of slot `i` out, leaving `Unit`, so that an update of it that
+    /// [`Snapshot::set_state`] then stores can modify it in place. The memo is left as it is:
+    /// `set_state` drops what read the slot.
+    pub(crate) fn take_state(&mut self, i: usize) -> Value {
+        Arc::make_mut(&mut self.state)
+            .get_mut(i)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Sets tunable `i`, dropping the memo entries that read dependency `dep`.
     pub(crate) fn set_tunable(&mut self, i: usize, value: Value, dep: usize) {
         if let Some(slot) = Arc::make_mut(&mut self.tunables).get_mut(i) {
