@@ -324,7 +324,15 @@ impl Value {
 
 impl PartialEq for Value {
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            // The commonest tests (a name looked up in a list, a string against a literal) are
+            // mostly of unequal strings, which `str`'s equality tells apart by their lengths
+            // before it compares bytes; an order must compare the bytes first. Both agree on
+            // which strings are equal.
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 
@@ -499,6 +507,30 @@ impl fmt::Display for Value {
 mod tests {
     use super::*;
     use harness_compiler::types::Ty;
+
+    #[test]
+    fn equality_agrees_with_the_order() {
+        let values = [
+            Value::str("peak.load.B02"),
+            Value::str("peak.load.B03"),
+            Value::str("peak.load"),
+            Value::str(""),
+            Value::Int(3),
+            Value::Int(-3),
+            Value::float(3.0).expect("finite"),
+            Value::Bool(true),
+            Value::list(vec![Value::str("a")]),
+            Value::none(),
+        ];
+        for a in &values {
+            for b in &values {
+                let same = a.cmp(b) == Ordering::Equal;
+                assert_eq!(a == b, same, "{a} against {b}");
+            }
+        }
+        // Two strings built apart, equal by their bytes.
+        assert!(Value::str("peak.load.B02") == Value::str(&format!("peak.load.B{:02}", 2)));
+    }
 
     #[test]
     fn floats_reject_nan_and_infinity_and_unify_zeroes() {
