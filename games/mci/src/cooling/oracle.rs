@@ -2,6 +2,7 @@
 //! trajectory, no visibility gate, the hidden families), and the simulator's verdict on an
 //! intervention. It runs the same engine the agent's K5 tools run.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use super::plant::{self, Inputs, PLATES, Params, STATE_LEN};
@@ -282,7 +283,20 @@ fn satisfied(task: &Task, rec: &Recorded, control: &str, value: f64) -> bool {
         let x = plant::steady_state(p, &u);
         return meets(goal, task, &plant::read(p, &u, &x), limit);
     }
-    let inputs = |t: f64| with_control(rec.scenario.inputs(t), control, value);
+    // The two midpoint stages of an integration step read the inputs at one time, and the
+    // check reads them again at the step's end, the time of its last stage: one remembered
+    // reading spares recomputing them (a sine per plate) three times in five.
+    let last: RefCell<Option<(u64, Inputs)>> = RefCell::new(None);
+    let inputs = |t: f64| {
+        if let Some((at, u)) = &*last.borrow()
+            && *at == t.to_bits()
+        {
+            return u.clone();
+        }
+        let u = with_control(rec.scenario.inputs(t), control, value);
+        *last.borrow_mut() = Some((t.to_bits(), u.clone()));
+        u
+    };
     let mut x = rec.state(task.t_now);
     let mut ok = true;
     plant::integrate(
