@@ -971,6 +971,12 @@ impl<'m> Eval<'m> {
         Ok(Ok(log))
     }
 
+    /// Whether the patches of a step are recorded as changes: a preview's are thrown away with
+    /// its branches, and an untraced step records none.
+    fn records_changes(&self) -> bool {
+        !self.in_preview && self.traced
+    }
+
     /// Runs statements, applying patches to `snap` as they come.
     pub(crate) fn stmts(
         &mut self,
@@ -1004,7 +1010,7 @@ impl<'m> Eval<'m> {
                         });
                     }
                     let slot = state.index();
-                    if !keys.is_empty() && (self.in_preview || !self.traced) {
+                    if !keys.is_empty() && !self.records_changes() {
                         // Nothing records the old value of an element or field patch here
                         // (nor can it be a transition), so the slot's own value is updated,
                         // in place when nothing else shares it. An error leaves the slot
@@ -1020,9 +1026,7 @@ impl<'m> Eval<'m> {
                     let def = &self.m.program.state[slot];
                     let transition =
                         path.is_empty() && self.transition(*state, &old, &new, stmt.span)?;
-                    // A preview's changes are thrown away with its branches, and an untraced
-                    // step records none, so neither builds them.
-                    if self.in_preview || !self.traced {
+                    if !self.records_changes() {
                         snap.set_state(slot, new, self.m.state_dep(slot));
                         continue;
                     }
