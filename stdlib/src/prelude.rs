@@ -480,15 +480,10 @@ fn index_of(_: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError>
     })
 }
 
+/// `xs.map(f).sum()`: the sum keeps the results' kind, so a sum of `Int`s stays an `Int`.
 fn sum_by(ctx: &mut dyn NativeCtx, args: &[Value]) -> Result<Value, NativeError> {
-    let f = arg(args, 1)?;
-    let xs = items(arg(args, 0)?)?;
-    let mut keys = Vec::with_capacity(xs.len());
-    ctx.call_each(f, &xs, &mut |_, v| {
-        keys.push(v);
-        Ok(true)
-    })?;
-    sum(ctx, &[Value::list(keys)])
+    let mapped = map(ctx, args)?;
+    sum(ctx, &[mapped])
 }
 
 fn extreme_of(ctx: &mut dyn NativeCtx, args: &[Value], max: bool) -> Result<Value, NativeError> {
