@@ -1454,10 +1454,14 @@ fn bind_params(params: &[LocalId], args: &[Value], frame: &mut [Value]) {
 }
 
 fn local(frame: &[Value], id: LocalId, span: SrcSpan) -> RtResult<Value> {
-    frame
-        .get(id.index())
-        .cloned()
-        .ok_or_else(|| internal(span, "local out of frame"))
+    // A number is copied here rather than by a call to `Value::clone`, whose result the caller
+    // would then read back from memory in wider pieces than the call wrote it, a stall.
+    match frame.get(id.index()) {
+        Some(Value::Int(n)) => Ok(Value::Int(*n)),
+        Some(Value::Float(x)) => Ok(Value::Float(*x)),
+        Some(v) => Ok(v.clone()),
+        None => Err(internal(span, "local out of frame")),
+    }
 }
 
 /// Matches `v` against `pattern`, binding its names in `frame`.

@@ -261,11 +261,23 @@ impl<'m> Eval<'m> {
         // Most `fn`s have a handful of locals: their frame lives on the stack, where making and
         // dropping it costs less than a round trip through the pool.
         if *locals <= SMALL_FRAME {
+            // The frame's slots hold `Unit`, which owns nothing, until they are written, and
+            // the callee can write only the first `locals`: an argument is written over its
+            // slot's `Unit` without dropping it, and at the end only those slots are dropped,
+            // not the whole array, each drop a call.
             let mut callee: [Value; SMALL_FRAME] = Default::default();
             for (slot, arg) in callee.iter_mut().zip(args) {
-                *slot = self.node_operand(snap, frame, arg)?;
+                std::mem::forget(std::mem::replace(
+                    slot,
+                    self.node_operand(snap, frame, arg)?,
+                ));
             }
-            return self.body(snap, &mut callee[..*locals], *func);
+            let result = self.body(snap, &mut callee[..*locals], *func);
+            for slot in &mut callee[..*locals] {
+                drop(std::mem::take(slot));
+            }
+            std::mem::forget(callee);
+            return result;
         }
         let mut callee = self.take(*locals);
         for (i, arg) in args.iter().enumerate() {
@@ -436,6 +448,10 @@ impl<'m> Eval<'m> {
             NodeKind::Index(base, index) => {
                 if let Some(base) = self.node_held(snap, base) {
                     let base = base?;
+                    // A local index is read in place, as the base is.
+                    if let Some(index) = self.node_leaf(snap, frame, index) {
+                        return index_value(base, index?, span);
+                    }
                     let index = self.node(snap, frame, index)?;
                     return index_value(base, &index, span);
                 }
