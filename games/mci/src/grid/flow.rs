@@ -317,11 +317,19 @@ fn jacobian(
 ) -> Vec<f64> {
     let n = angle_buses.len() + magnitude_buses.len();
     let mut jac = vec![0.0; n * n];
+    // The cosine and sine of every angle difference, each computed once: the four derivatives
+    // of a pair of buses share them, and they were most of the sweep's time.
+    let mut trig = [(0.0, 0.0); N_BUS * N_BUS];
+    for i in 0..N_BUS {
+        for k in (0..N_BUS).filter(|&k| k != i) {
+            let theta = va[i] - va[k];
+            trig[i * N_BUS + k] = (theta.cos(), theta.sin());
+        }
+    }
     // ∂(P or Q at bus i)/∂(θ or |V| at bus k).
     let d = |i: usize, k: usize, reactive: bool, magnitude: bool| -> f64 {
         let (g, b) = (y[i * N_BUS + k].re, y[i * N_BUS + k].im);
-        let theta = va[i] - va[k];
-        let (c, s) = (theta.cos(), theta.sin());
+        let (c, s) = trig[i * N_BUS + k];
         if i == k {
             match (reactive, magnitude) {
                 (false, false) => -q[i] - b * vm[i] * vm[i],
