@@ -299,6 +299,7 @@ fn satisfied(task: &Task, rec: &Recorded, control: &str, value: f64) -> bool {
     };
     let mut x = rec.state(task.t_now);
     let mut ok = true;
+    let operating = plant::LastOperating::default();
     plant::integrate(
         p,
         &mut x,
@@ -306,7 +307,7 @@ fn satisfied(task: &Task, rec: &Recorded, control: &str, value: f64) -> bool {
         task.horizon() as usize,
         &inputs,
         &mut |t, state| {
-            ok &= meets(goal, task, &plant::read(p, &inputs(t), state), limit);
+            ok &= meets(goal, task, &operating.read(p, &inputs(t), state), limit);
         },
     );
     ok

@@ -7,6 +7,8 @@
 //! cold plates in parallel (10 racks × 2 plates) and a loop resistance into a facility heat
 //! exchanger, whose outlet refills the tank.
 
+use std::cell::RefCell;
+
 use crate::numeric::rk4_step;
 
 /// Cold plates in the hall (10 racks × 2).
@@ -154,9 +156,71 @@ pub struct Reading {
     pub pump_power: f64,
 }
 
+/// What a reading takes from the inputs besides the heat loads: the hydraulic operating point,
+/// each plate channel's effectiveness and the heat exchanger's.
+#[derive(Clone, Debug)]
+pub struct Operating {
+    flows: Flows,
+    plate_effectiveness: [f64; PLATES],
+    hx_effectiveness: f64,
+}
+
+impl Operating {
+    /// The operating point under inputs `u`.
+    pub fn new(p: &Params, u: &Inputs) -> Operating {
+        let flows = flows(p, u);
+        Operating {
+            plate_effectiveness: flows.plate.map(|q| plate_effectiveness(p, q)),
+            hx_effectiveness: hx_effectiveness(p, u.valve),
+            flows,
+        }
+    }
+}
+
+/// The inputs an [`Operating`] point depends on, bit for bit.
+type OperatingKey = [u64; PLATES + 3];
+
+fn operating_key(u: &Inputs) -> OperatingKey {
+    let mut key = [0; PLATES + 3];
+    key[0] = u.speed.to_bits();
+    key[1] = u.head.to_bits();
+    key[2] = u.valve.to_bits();
+    for (k, r) in key[3..].iter_mut().zip(u.resistance) {
+        *k = r.to_bits();
+    }
+    key
+}
+
+/// The last [`Operating`] point computed, with its inputs. An integration changes the pump,
+/// valve and resistances far more rarely than it reads the loop (four times a step), and the
+/// operating point costs a power and an exponential per plate, so a run that remembers it
+/// computes it once per change, to the same bits.
+#[derive(Debug, Default)]
+pub struct LastOperating(RefCell<Option<(OperatingKey, Operating)>>);
+
+impl LastOperating {
+    /// The loop's readings in thermal state `x` under inputs `u`, as [`read`] gives them.
+    pub fn read(&self, p: &Params, u: &Inputs, x: &[f64]) -> Reading {
+        let key = operating_key(u);
+        let mut last = self.0.borrow_mut();
+        let op = match last.take() {
+            Some((at, op)) if at == key => op,
+            _ => Operating::new(p, u),
+        };
+        let reading = read_at(p, u, &op, x);
+        *last = Some((key, op));
+        reading
+    }
+}
+
 /// The loop's readings in thermal state `x` under inputs `u`.
 pub fn read(p: &Params, u: &Inputs, x: &[f64]) -> Reading {
-    let flows = flows(p, u);
+    read_at(p, u, &Operating::new(p, u), x)
+}
+
+/// [`read`] at the operating point `op` of `u`.
+fn read_at(p: &Params, u: &Inputs, op: &Operating, x: &[f64]) -> Reading {
+    let flows = op.flows.clone();
     let t_supply = x[PLATES];
     let mut t_base = [0.0; PLATES];
     let mut t_out = [0.0; PLATES];
@@ -164,7 +228,7 @@ pub fn read(p: &Params, u: &Inputs, x: &[f64]) -> Reading {
     let mut t_junction = [0.0; PLATES];
     for i in 0..PLATES {
         let capacity = p.rho_cp * flows.plate[i];
-        let eff = plate_effectiveness(p, flows.plate[i]);
+        let eff = op.plate_effectiveness[i];
         t_base[i] = x[i];
         q_plate[i] = eff * capacity * (x[i] - t_supply);
         t_out[i] = t_supply + eff * (x[i] - t_supply);
@@ -172,7 +236,7 @@ pub fn read(p: &Params, u: &Inputs, x: &[f64]) -> Reading {
     }
     let loop_capacity = p.rho_cp * flows.total;
     let t_return = t_supply + q_plate.iter().sum::<f64>() / loop_capacity;
-    let t_hx_out = t_return - hx_effectiveness(p, u.valve) * (t_return - p.t_facility);
+    let t_hx_out = t_return - op.hx_effectiveness * (t_return - p.t_facility);
     Reading {
         q_hx: loop_capacity * (t_return - t_hx_out),
         pump_power: flows.dp_pump * flows.total / p.pump_efficiency,
@@ -187,10 +251,9 @@ pub fn read(p: &Params, u: &Inputs, x: &[f64]) -> Reading {
     }
 }
 
-/// The time derivative of the thermal state: C_b·dT_b/dt = P − q for each plate and
-/// V·dT_s/dt = Q·(T_hx − T_s) for the tank.
-pub fn derivative(p: &Params, u: &Inputs, x: &[f64], dx: &mut [f64]) {
-    let r = read(p, u, x);
+/// The time derivative of the thermal state, from its reading `r` under inputs `u`:
+/// C_b·dT_b/dt = P − q for each plate and V·dT_s/dt = Q·(T_hx − T_s) for the tank.
+fn derivative(r: &Reading, u: &Inputs, p: &Params, dx: &mut [f64]) {
     for ((d, power), q) in dx.iter_mut().zip(u.power).zip(r.q_plate) {
         *d = (power - q) / p.c_base;
     }
@@ -225,7 +288,11 @@ pub fn integrate(
     inputs: &dyn Fn(f64) -> Inputs,
     each: &mut dyn FnMut(f64, &[f64; STATE_LEN]),
 ) {
-    let rhs = |t: f64, state: &[f64], dx: &mut [f64]| derivative(p, &inputs(t), state, dx);
+    let last = LastOperating::default();
+    let rhs = |t: f64, state: &[f64], dx: &mut [f64]| {
+        let u = inputs(t);
+        derivative(&last.read(p, &u, state), &u, p, dx);
+    };
     for k in 0..steps {
         let t = t0 + k as f64 * STEP;
         rk4_step(&rhs, t, x, STEP);
@@ -278,5 +345,27 @@ mod tests {
         assert!((f.dp_pump - system).abs() < 1e-6 * system);
         // A blocked plate passes 1/√8 of its neighbours' flow.
         assert!((f.plate[6] / f.plate[0] - 8f64.powf(-0.5)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_remembered_operating_point_reads_as_a_fresh_one_until_an_input_changes() {
+        let p = Params::default();
+        let last = LastOperating::default();
+        let mut u = nominal();
+        let x = steady_state(&p, &u);
+        assert_eq!(last.read(&p, &u, &x), read(&p, &u, &x));
+        // A new heat load leaves the operating point as it was.
+        u.power[3] *= 1.5;
+        assert_eq!(last.read(&p, &u, &x), read(&p, &u, &x));
+        // Each input the point depends on is part of what it is remembered by.
+        for change in 0..4 {
+            match change {
+                0 => u.speed *= 0.9,
+                1 => u.head *= 1.1,
+                2 => u.valve *= 0.5,
+                _ => u.resistance[PLATES - 1] *= 2.0,
+            }
+            assert_eq!(last.read(&p, &u, &x), read(&p, &u, &x), "change {change}");
+        }
     }
 }

@@ -101,6 +101,7 @@ pub fn rollout(
     let mut peaks = vec![f64::NEG_INFINITY; columns.len()];
     let mut x = rec.state(t_now);
     let held = |_: f64| u.clone();
+    let operating = plant::LastOperating::default();
     plant::integrate(
         p,
         &mut x,
@@ -108,7 +109,7 @@ pub fn rollout(
         horizon as usize,
         &held,
         &mut |t, state| {
-            let r = plant::read(p, &u, state);
+            let r = operating.read(p, &u, state);
             let now = t.round() as i64;
             let sampled = samples.contains(&now) && times.last() != Some(&now);
             if sampled {
