@@ -163,6 +163,17 @@ fn builtin_result(value: Value, float: bool, span: SrcSpan) -> RtResult<Value> {
     }
 }
 
+/// The boolean of an evaluated condition, read where the evaluation left it rather than from
+/// a copy of the whole value (see `local`); a condition that is not a `Bool` fails at `span`.
+#[inline(always)]
+fn condition(v: RtResult<Value>, span: SrcSpan) -> RtResult<bool> {
+    match v {
+        Ok(Value::Bool(b)) => Ok(b),
+        Ok(other) => expect_bool(other, span),
+        Err(error) => Err(error),
+    }
+}
+
 fn expect_bool(v: Value, span: SrcSpan) -> RtResult<bool> {
     v.as_bool()
         .ok_or_else(|| internal(span, format!("expected Bool, found {}", v.kind_name())))
@@ -926,7 +937,7 @@ impl<'m> Eval<'m> {
         let mut frame = self.take(def.frame.locals.len().max(args.len()));
         frame[..args.len()].clone_from_slice(args);
         if let Some(cond) = &compiled.available
-            && !expect_bool(self.node(snap, &mut frame, cond)?, cond.span)?
+            && !condition(self.node(snap, &mut frame, cond), cond.span)?
         {
             return Ok(Err(RuntimeError::new(
                 ErrorCode::Unavailable,
@@ -938,7 +949,7 @@ impl<'m> Eval<'m> {
             )));
         }
         for (req, cond) in def.requires.iter().zip(&compiled.requires) {
-            if !expect_bool(self.node(snap, &mut frame, cond)?, cond.span)? {
+            if !condition(self.node(snap, &mut frame, cond), cond.span)? {
                 let error = m.program.errors.get(req.error.index());
                 let (code, message) = error.map_or(("?", "no message"), |e| {
                     (e.code.as_str(), e.message.as_str())

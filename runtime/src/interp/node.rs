@@ -13,7 +13,7 @@ use std::sync::Arc;
 use harness_compiler::ir::{BinaryOp, LocalId, SrcSpan};
 
 use super::{
-    ClosureDef, Eval, GUARD_EVERY, bind, bind_params, builtin_result, expect_bool, index_value,
+    ClosureDef, Eval, GUARD_EVERY, bind, bind_params, builtin_result, condition, index_value,
     internal, local, no_arm,
 };
 use crate::calls::{CallSite, Target};
@@ -211,14 +211,11 @@ impl<'m> Eval<'m> {
         n: &'m Node,
     ) -> RtResult<Value> {
         self.tick(n.span)?;
-        let a = expect_bool(self.node(snap, frame, a)?, n.span)?;
+        let a = condition(self.node(snap, frame, a), n.span)?;
         if a == (op == BinaryOp::Or) {
             return Ok(Value::Bool(a));
         }
-        Ok(Value::Bool(expect_bool(
-            self.node(snap, frame, b)?,
-            n.span,
-        )?))
+        Ok(Value::Bool(condition(self.node(snap, frame, b), n.span)?))
     }
 
     /// A builtin call, counting its step. The closures created for its arguments die with it.
@@ -556,7 +553,7 @@ impl<'m> Eval<'m> {
     ) -> RtResult<bool> {
         for guard in guards {
             let holds = match guard {
-                NodeGuard::Cond(cond) => expect_bool(self.node(snap, frame, cond)?, cond.span)?,
+                NodeGuard::Cond(cond) => condition(self.node(snap, frame, cond), cond.span)?,
                 NodeGuard::Let(pattern, value) => {
                     let v = self.node(snap, frame, value)?;
                     bind(pattern, &v, frame)?
