@@ -158,8 +158,8 @@ pub struct Reading {
 
 /// What a reading takes from the inputs besides the heat loads: the hydraulic operating point,
 /// each plate channel's effectiveness and the heat exchanger's.
-#[derive(Clone, Debug)]
-pub struct Operating {
+#[derive(Debug)]
+struct Operating {
     flows: Flows,
     plate_effectiveness: [f64; PLATES],
     hx_effectiveness: f64,
@@ -167,7 +167,7 @@ pub struct Operating {
 
 impl Operating {
     /// The operating point under inputs `u`.
-    pub fn new(p: &Params, u: &Inputs) -> Operating {
+    fn new(p: &Params, u: &Inputs) -> Operating {
         let flows = flows(p, u);
         Operating {
             plate_effectiveness: flows.plate.map(|q| plate_effectiveness(p, q)),
@@ -177,7 +177,7 @@ impl Operating {
     }
 }
 
-/// The inputs an [`Operating`] point depends on, bit for bit.
+/// The inputs an operating point depends on, bit for bit.
 type OperatingKey = [u64; PLATES + 3];
 
 fn operating_key(u: &Inputs) -> OperatingKey {
@@ -191,7 +191,7 @@ fn operating_key(u: &Inputs) -> OperatingKey {
     key
 }
 
-/// The last [`Operating`] point computed, with its inputs. An integration changes the pump,
+/// The last operating point computed, with its inputs. An integration changes the pump,
 /// valve and resistances far more rarely than it reads the loop (four times a step), and the
 /// operating point costs a power and an exponential per plate, so a run that remembers it
 /// computes it once per change, to the same bits.

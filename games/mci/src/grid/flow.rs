@@ -317,11 +317,12 @@ fn jacobian(
 ) -> Vec<f64> {
     let n = angle_buses.len() + magnitude_buses.len();
     let mut jac = vec![0.0; n * n];
-    // The cosine and sine of every angle difference, each computed once: the four derivatives
-    // of a pair of buses share them, and they were most of the sweep's time.
+    // The cosine and sine of the angle difference of every pair of buses the Jacobian relates
+    // (every bus but the slack has an angle unknown), each computed once: the four derivatives
+    // of a pair share them, and they were most of the sweep's time.
     let mut trig = [(0.0, 0.0); N_BUS * N_BUS];
-    for i in 0..N_BUS {
-        for k in (0..N_BUS).filter(|&k| k != i) {
+    for &i in angle_buses {
+        for &k in angle_buses.iter().filter(|&&k| k != i) {
             let theta = va[i] - va[k];
             trig[i * N_BUS + k] = (theta.cos(), theta.sin());
         }
