@@ -159,8 +159,10 @@ pub enum Value {
     Float(Float),
     /// A boolean.
     Bool(bool),
-    /// A string.
-    Str(Arc<str>),
+    /// A string. It sits behind a thin pointer (an `Arc<String>`, not an `Arc<str>`), as an
+    /// opaque value does, so that a value is 16 bytes: a `Result<Value, RuntimeError>` is then
+    /// returned in two registers rather than through memory the caller reads back in pieces.
+    Str(Arc<String>),
     /// `None` or `Some(value)`.
     Option(Option<Arc<Value>>),
     /// A list, in order.
@@ -174,7 +176,7 @@ pub enum Value {
     /// An enum variant.
     Variant(Arc<VariantValue>),
     /// A value of a game or standard-library type.
-    Opaque(Arc<dyn Opaque>),
+    Opaque(Arc<Box<dyn Opaque>>),
     /// One successor snapshot of a preview, read with `s.member`.
     Snapshot(Arc<Snapshot>),
     /// The result of `sim.next`: weighted successor snapshots.
@@ -184,6 +186,11 @@ pub enum Value {
     /// valid for exactly as long as the value exists.
     Closure(u32),
 }
+
+// Every payload is at most one word, which is what keeps a value, and a result holding one, in
+// two registers; a variant that grows past a word fails here rather than slowing every call.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+const _: () = assert!(std::mem::size_of::<Result<Value, crate::RuntimeError>>() == 16);
 
 impl Value {
     /// Whether the value keeps a bound a game declares for an observation's field: every
@@ -217,7 +224,12 @@ impl Value {
 
     /// Builds a string value.
     pub fn str(s: &str) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Arc::new(s.to_owned()))
+    }
+
+    /// Wraps a value of a game or standard-library type.
+    pub fn opaque(value: impl Opaque) -> Value {
+        Value::Opaque(Arc::new(Box::new(value)))
     }
 
     /// Builds a list value.

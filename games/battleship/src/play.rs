@@ -244,7 +244,7 @@ fn cell_values() -> &'static [Value] {
     static CELLS: OnceLock<Vec<Value>> = OnceLock::new();
     CELLS.get_or_init(|| {
         cells_of(u64::MAX)
-            .map(|cell| Value::Opaque(Arc::new(CellValue::new(cell))))
+            .map(|cell| Value::opaque(CellValue::new(cell)))
             .collect()
     })
 }
@@ -260,7 +260,7 @@ fn question_values() -> &'static Value {
         Value::list(
             catalogue()
                 .iter()
-                .map(|q| Value::Opaque(Arc::new(QuestionValue::new(Arc::new(q.clone())))))
+                .map(|q| Value::opaque(QuestionValue::new(Arc::new(q.clone()))))
                 .collect(),
         )
     })
@@ -276,7 +276,7 @@ fn question_value(question: &Question) -> Value {
     };
     shared
         .cloned()
-        .unwrap_or_else(|| Value::Opaque(Arc::new(QuestionValue::new(Arc::new(question.clone())))))
+        .unwrap_or_else(|| Value::opaque(QuestionValue::new(Arc::new(question.clone()))))
 }
 
 fn float(x: f64) -> Result<Value, NativeError> {
@@ -368,10 +368,10 @@ impl Episode {
                         ));
                     }
                 };
-                Value::Opaque(Arc::new(PosteriorValue::new(
+                Value::opaque(PosteriorValue::new(
                     self.belief(&backend, particles)?,
                     self.epsilon,
-                )))
+                ))
             }
             _ => {
                 return Err(NativeError::msg(format!(
@@ -1038,9 +1038,7 @@ pub fn natives() -> Natives {
     });
     natives.register("Posterior.hit_probabilities", |_, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
-        Ok(Value::Opaque(Arc::new(GridValue(
-            *posterior.hit_probabilities(),
-        ))))
+        Ok(Value::opaque(GridValue(*posterior.hit_probabilities())))
     });
     natives.register("Posterior.p_yes", |_, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
@@ -1060,11 +1058,11 @@ pub fn natives() -> Natives {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
         let cell = arg::<CellValue>(args, 1, "Cell")?.0;
         let hit = bool_arg(args, 2)?;
-        Ok(Value::Opaque(Arc::new(posterior.observe_shot(
+        Ok(Value::opaque(posterior.observe_shot(
             cell,
             hit,
             ctx.in_preview(),
-        ))))
+        )))
     });
     natives.register("Posterior.observe_ship", |_, args| {
         let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
@@ -1072,14 +1070,12 @@ pub fn natives() -> Natives {
         let color = match args.get(2) {
             Some(Value::Str(name)) => Color::ALL
                 .into_iter()
-                .find(|color| color.name() == &**name)
+                .find(|color| color.name() == name.as_str())
                 .ok_or_else(|| NativeError::msg(format!("`{name}` is not a ship colour")))?,
             _ => return Err(NativeError::msg("expected the ship's colour as argument 3")),
         };
         let sunk = bool_arg(args, 3)?;
-        Ok(Value::Opaque(Arc::new(
-            posterior.observe_ship(cell, color, sunk),
-        )))
+        Ok(Value::opaque(posterior.observe_ship(cell, color, sunk)))
     });
     natives.register(
         "Posterior.observe_answer",
@@ -1087,11 +1083,11 @@ pub fn natives() -> Natives {
             let posterior = arg::<PosteriorValue>(args, 0, "Posterior")?;
             let region = arg::<QuestionValue>(args, 1, "Question")?.0.region;
             let yes = bool_arg(args, 2)?;
-            Ok(Value::Opaque(Arc::new(posterior.observe_answer(
+            Ok(Value::opaque(posterior.observe_answer(
                 region,
                 yes,
                 ctx.in_preview(),
-            ))))
+            )))
         },
     );
     natives
@@ -1122,9 +1118,7 @@ mod tests {
             matches!((&asked, &questions[5]), (Value::Opaque(a), Value::Opaque(b)) if Arc::ptr_eq(a, b))
         );
         // Values built apart compare as their text does.
-        let fresh = Value::Opaque(Arc::new(QuestionValue::new(Arc::new(
-            catalogue()[5].clone(),
-        ))));
+        let fresh = Value::opaque(QuestionValue::new(Arc::new(catalogue()[5].clone())));
         assert_eq!(fresh, questions[5]);
         assert_eq!(
             questions[3].cmp(&questions[4]),
@@ -1189,7 +1183,7 @@ mod tests {
         for (i, p) in grid.iter_mut().enumerate() {
             *p = i as f64 / 64.0;
         }
-        let grid = Value::Opaque(Arc::new(GridValue(grid)));
+        let grid = Value::opaque(GridValue(grid));
         let cells = cell_values();
         let each = cells
             .iter()

@@ -118,7 +118,7 @@ fn float(x: f64) -> Value {
 }
 
 fn text(s: &str) -> Value {
-    Value::Str(Arc::from(s))
+    Value::str(s)
 }
 
 /// A record value with these fields, for reports.
