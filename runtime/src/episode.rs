@@ -193,6 +193,9 @@ pub struct Agent<'m> {
     /// Whether the agent records its trace. An untraced agent (a replay's, see
     /// [`EpisodeRun::fork_untraced`]) keeps only its LLM-call events, which its costs count.
     traced: bool,
+    /// Spare evaluation frames, which each phase's evaluator hands on to the next so that a
+    /// phase does not begin by allocating them afresh.
+    frames: Vec<Vec<Value>>,
 }
 
 impl<'m> Agent<'m> {
@@ -215,7 +218,7 @@ impl<'m> Agent<'m> {
         }
         let mut costs = Costs::default();
         costs.absorb(&mut ev);
-        let events = ev.events;
+        let events = std::mem::take(&mut ev.events);
         Ok(Agent {
             m,
             snap,
@@ -228,6 +231,7 @@ impl<'m> Agent<'m> {
             halted: None,
             actions: 0,
             traced: true,
+            frames: ev.take_frames(),
         })
     }
 
@@ -284,17 +288,27 @@ impl<'m> Agent<'m> {
         }
         self.sync_view(game);
         let mut ev = self.eval(game, (self.turn, Phase::Reflect, Some(def.layer)));
-        Some(ev.computed(
+        let value = ev.computed(
             &self.snap,
             harness_compiler::ir::ComputedId(id as u32),
             def.span,
-        ))
+        );
+        self.keep_frames(&mut ev);
+        Some(value)
     }
 
-    fn emit(&mut self, phase: Phase, layer: Option<LayerId>, span: SrcSpan, kind: EventKind) {
+    /// Records the event `kind` builds, which an untraced agent (a replay's) never builds.
+    fn emit(
+        &mut self,
+        phase: Phase,
+        layer: Option<LayerId>,
+        span: SrcSpan,
+        kind: impl FnOnce() -> EventKind,
+    ) {
         if !self.traced {
             return;
         }
+        let kind = kind();
         let layer = layer.map(|l| self.m.layer_name(l));
         self.events.push(Event {
             turn: self.turn,
@@ -305,14 +319,20 @@ impl<'m> Agent<'m> {
         });
     }
 
-    /// An evaluator for one phase of this agent's turn, tracing as the agent does.
-    fn eval<'a>(&self, game: &'a dyn Game, tag: (u32, Phase, Option<LayerId>)) -> Eval<'a>
+    /// An evaluator for one phase of this agent's turn, tracing as the agent does, with the
+    /// agent's spare frames (the phase gives them back with [`Agent::keep_frames`]).
+    fn eval<'a>(&mut self, game: &'a dyn Game, tag: (u32, Phase, Option<LayerId>)) -> Eval<'a>
     where
         'm: 'a,
     {
-        let mut ev = Eval::new(self.m, game, tag);
+        let mut ev = Eval::new(self.m, game, tag).with_frames(std::mem::take(&mut self.frames));
         ev.traced = self.traced;
         ev
+    }
+
+    /// Takes back the spare frames of a phase's evaluator for the next phase.
+    fn keep_frames(&mut self, ev: &mut Eval<'_>) {
+        self.frames = ev.take_frames();
     }
 
     /// A fork of the agent that records no trace from here on: its events are only the LLM
@@ -335,6 +355,7 @@ impl<'m> Agent<'m> {
             halted: self.halted.clone(),
             actions: self.actions,
             traced: false,
+            frames: Vec::new(),
         }
     }
 
@@ -348,12 +369,11 @@ impl<'m> Agent<'m> {
                     new,
                     span,
                 } => {
-                    self.emit(
-                        phase,
-                        Some(layer),
-                        span,
-                        EventKind::Patch { field, old, new },
-                    );
+                    self.emit(phase, Some(layer), span, || EventKind::Patch {
+                        field,
+                        old,
+                        new,
+                    });
                 }
                 Change::Transition {
                     layer,
@@ -362,12 +382,11 @@ impl<'m> Agent<'m> {
                     to,
                     span,
                 } => {
-                    self.emit(
-                        phase,
-                        Some(layer),
-                        span,
-                        EventKind::Transition { field, from, to },
-                    );
+                    self.emit(phase, Some(layer), span, || EventKind::Transition {
+                        field,
+                        from,
+                        to,
+                    });
                 }
                 Change::Revision {
                     layer,
@@ -376,12 +395,11 @@ impl<'m> Agent<'m> {
                     new,
                     span,
                 } => {
-                    self.emit(
-                        phase,
-                        Some(layer),
-                        span,
-                        EventKind::Revision { tunable, old, new },
-                    );
+                    self.emit(phase, Some(layer), span, || EventKind::Revision {
+                        tunable,
+                        old,
+                        new,
+                    });
                 }
             }
         }
@@ -403,15 +421,12 @@ impl<'m> Agent<'m> {
         self.sync_view(game);
         let mut ev = self.eval(game, (self.turn, Phase::Observe, None));
         for obs in observations {
-            self.emit(
-                Phase::Observe,
-                None,
-                SrcSpan::default(),
+            self.emit(Phase::Observe, None, SrcSpan::default(), || {
                 EventKind::Observation {
                     name: obs.name.to_string(),
                     args: obs.args.clone(),
-                },
-            );
+                }
+            });
             self.check_bounds(&obs.name, &obs.args)?;
             let mut log = StepLog::default();
             let result = ev.observe(&mut self.snap, &obs.name, &obs.args, &mut log);
@@ -420,6 +435,7 @@ impl<'m> Agent<'m> {
             self.record(Phase::Observe, log);
             result?;
         }
+        self.keep_frames(&mut ev);
         Ok(())
     }
 
@@ -428,7 +444,9 @@ impl<'m> Agent<'m> {
     /// game's fault, before any handler reads it.
     fn check_bounds(&self, name: &str, args: &[crate::value::Value]) -> RtResult<()> {
         let handlers = self.m.program.layers.iter().flat_map(|l| &l.handlers);
-        for h in handlers.filter(|h| h.observation == name) {
+        // Most handlers declare no bound, and are passed over without comparing names.
+        let bounded = handlers.filter(|h| h.bounds.iter().any(Option::is_some));
+        for h in bounded.filter(|h| h.observation == name) {
             for (i, (arg, bound)) in args.iter().zip(&h.bounds).enumerate() {
                 if let Some(max) = bound
                     && !arg.within(*max)
@@ -464,15 +482,12 @@ impl<'m> Agent<'m> {
                 let held = ev.revise_gate(&self.snap, layer, i);
                 self.events.append(&mut ev.events);
                 let held = held?.as_bool().unwrap_or(false);
-                self.emit(
-                    Phase::Reflect,
-                    Some(layer),
-                    block.cond.span,
+                self.emit(Phase::Reflect, Some(layer), block.cond.span, || {
                     EventKind::Gate {
                         gate: format!("revise #{i}"),
                         value: held,
-                    },
-                );
+                    }
+                });
                 if held && first.is_none() {
                     first = Some(i);
                 }
@@ -503,6 +518,7 @@ impl<'m> Agent<'m> {
             }
             self.record(Phase::Revise, log);
         }
+        self.keep_frames(&mut ev);
         Ok(())
     }
 
@@ -547,17 +563,15 @@ impl<'m> Agent<'m> {
         })();
         self.events.append(&mut ev.events);
         self.costs.absorb(&mut ev);
+        self.keep_frames(&mut ev);
         let decision = result?;
-        self.emit(
-            Phase::Decide,
-            Some(decision.layer),
-            decision.span,
+        self.emit(Phase::Decide, Some(decision.layer), decision.span, || {
             EventKind::Chosen {
                 action: m.action_name(decision.action).to_string(),
                 args: decision.args.clone(),
                 rule: decision.rule,
-            },
-        );
+            }
+        });
         Ok(decision)
     }
 
@@ -597,19 +611,17 @@ impl<'m> Agent<'m> {
         let available = ev.available(&self.snap, action_id, &args);
         self.events.append(&mut ev.events);
         self.costs.absorb(&mut ev);
+        self.keep_frames(&mut ev);
         if !available? {
             return Ok(Err(format!("action `{action}` is not available now")));
         }
-        self.emit(
-            Phase::Decide,
-            Some(def.layer),
-            def.span,
+        self.emit(Phase::Decide, Some(def.layer), def.span, || {
             EventKind::Forced {
                 action: action.to_string(),
                 args: args.clone(),
                 intervention: intervention.to_string(),
-            },
-        );
+            }
+        });
         Ok(Ok(Decision {
             layer: def.layer,
             rule: usize::MAX,
@@ -638,18 +650,16 @@ impl<'m> Agent<'m> {
         self.events.append(&mut ev.events);
         self.llm_calls.append(&mut ev.llm_calls);
         self.costs.absorb(&mut ev);
+        self.keep_frames(&mut ev);
         let log = match step? {
             Ok(log) => log,
             Err(error) => {
-                self.emit(
-                    Phase::Act,
-                    Some(def.layer),
-                    error.span,
+                self.emit(Phase::Act, Some(def.layer), error.span, || {
                     EventKind::Rejected {
                         action: def.name.clone(),
                         error: error.clone(),
-                    },
-                );
+                    }
+                });
                 return Err(error);
             }
         };
@@ -657,15 +667,10 @@ impl<'m> Agent<'m> {
         let halt = log.halt.clone();
         let effects = self.record(Phase::Act, log);
         for (effect, span) in effects.into_iter().zip(spans) {
-            self.emit(
-                Phase::Act,
-                Some(def.layer),
-                span,
-                EventKind::Effect {
-                    name: effect.name.to_string(),
-                    args: effect.args.clone(),
-                },
-            );
+            self.emit(Phase::Act, Some(def.layer), span, || EventKind::Effect {
+                name: effect.name.to_string(),
+                args: effect.args.clone(),
+            });
             game.apply(&effect).map_err(|message| {
                 RuntimeError::new(
                     ErrorCode::EffectRejected,

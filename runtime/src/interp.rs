@@ -303,6 +303,17 @@ impl<'m> Eval<'m> {
         }
     }
 
+    /// This evaluator with `frames` as its spare frames, handed on from an earlier one.
+    pub(crate) fn with_frames(mut self, frames: Vec<Vec<Value>>) -> Self {
+        self.pool = frames;
+        self
+    }
+
+    /// The spare frames, for the next evaluator.
+    pub(crate) fn take_frames(&mut self) -> Vec<Vec<Value>> {
+        std::mem::take(&mut self.pool)
+    }
+
     /// A frame of `n` unit slots, from the pool when one is spare.
     fn take(&mut self, n: usize) -> Vec<Value> {
         let mut frame = self.pool.pop().unwrap_or_default();

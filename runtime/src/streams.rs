@@ -7,6 +7,8 @@
 //! is hashed with FNV-1a (a fixed, platform-independent function; never `std`'s randomised
 //! hasher) and the generator is SplitMix64.
 
+use std::fmt::{self, Write as _};
+
 /// Derives independent deterministic streams from one seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RngStreams {
@@ -91,6 +93,9 @@ pub struct EffectDraws {
 struct Keyed {
     base: u64,
     seen: std::collections::BTreeMap<String, u32>,
+    /// The key being looked up, written here so that a key seen before costs no allocation.
+    /// It is empty between calls, so cloning the draws copies no text.
+    key: String,
 }
 
 impl EffectDraws {
@@ -112,6 +117,7 @@ impl EffectDraws {
         self.keyed = Some(Keyed {
             base: splitmix64(&mut state),
             seen: std::collections::BTreeMap::new(),
+            key: String::new(),
         });
     }
 
@@ -122,15 +128,24 @@ impl EffectDraws {
 
     /// The stream an effect with this key draws from: the positional stream before a reseed,
     /// afterwards a fresh stream for this occurrence of the key.
-    pub fn for_effect(&mut self, key: &str) -> &mut Stream {
+    ///
+    /// The key is formatting arguments (`format_args!("probe:{cell}")`) rather than a string, so
+    /// positional draws, which ignore it, never format it.
+    pub fn for_effect(&mut self, key: fmt::Arguments<'_>) -> &mut Stream {
         if let Some(keyed) = &mut self.keyed {
-            let seen = keyed.seen.entry(key.to_string()).or_insert(0);
+            // Writing to a `String` cannot fail.
+            let _ = keyed.key.write_fmt(key);
+            let seen = match keyed.seen.get_mut(keyed.key.as_str()) {
+                Some(seen) => seen,
+                None => keyed.seen.entry(keyed.key.clone()).or_insert(0),
+            };
             *seen += 1;
-            let mut state = keyed.base ^ fnv1a(key.as_bytes());
+            let mut state = keyed.base ^ fnv1a(keyed.key.as_bytes());
             state = splitmix64(&mut state) ^ u64::from(*seen);
             self.stream = Stream {
                 state: splitmix64(&mut state),
             };
+            keyed.key.clear();
         }
         &mut self.stream
     }
@@ -193,18 +208,21 @@ mod tests {
             draws
         };
         let (mut a, mut b) = (keyed(1), keyed(1));
-        let a_first = a.for_effect("probe:3").next_u64();
-        let _ = b.for_effect("probe:9").next_u64();
+        let a_first = a.for_effect(format_args!("probe:3")).next_u64();
+        let _ = b.for_effect(format_args!("probe:9")).next_u64();
         // Another key drawn in between does not move this key's draws.
-        assert_eq!(b.for_effect("probe:3").next_u64(), a_first);
+        assert_eq!(b.for_effect(format_args!("probe:3")).next_u64(), a_first);
         // The second occurrence of a key draws afresh.
-        assert_ne!(a.for_effect("probe:3").next_u64(), a_first);
-        assert_ne!(keyed(2).for_effect("probe:3").next_u64(), a_first);
+        assert_ne!(a.for_effect(format_args!("probe:3")).next_u64(), a_first);
+        assert_ne!(
+            keyed(2).for_effect(format_args!("probe:3")).next_u64(),
+            a_first
+        );
         // Before a reseed, draws stay positional.
         let mut positional = EffectDraws::new(streams.stream("game"));
         assert!(!positional.is_keyed());
         assert_eq!(
-            positional.for_effect("x").next_u64(),
+            positional.for_effect(format_args!("x")).next_u64(),
             streams.stream("game").next_u64()
         );
     }

@@ -494,7 +494,10 @@ impl RuntimeGame for Episode {
                 let epsilon = self.game.spotter_epsilon();
                 let flip = self.keyed_flips.as_mut().map(|draws| {
                     epsilon > 0.0
-                        && draws.for_effect(&format!("ask:{}", question.id)).next_f64() < epsilon
+                        && draws
+                            .for_effect(format_args!("ask:{}", question.id))
+                            .next_f64()
+                            < epsilon
                 });
                 let answer = self
                     .game

@@ -360,12 +360,11 @@ impl Game for Episode {
         self.turn += 1;
         self.version += 1;
         self.tokens += if name == "run_tests" { 1500 } else { 400 } + 60 * self.turn;
-        let key = match (module, patch_kind) {
-            (Some(m), Some(k)) => format!("{name}:{m}:{k}"),
-            (Some(m), None) => format!("{name}:{m}"),
-            _ => name.to_string(),
+        let rng = match (module, patch_kind) {
+            (Some(m), Some(k)) => self.draws.for_effect(format_args!("{name}:{m}:{k}")),
+            (Some(m), None) => self.draws.for_effect(format_args!("{name}:{m}")),
+            _ => self.draws.for_effect(format_args!("{name}")),
         };
-        let rng = self.draws.for_effect(&key);
         match name {
             "submit" => {
                 let passed = self.faults.iter().all(Option::is_none);

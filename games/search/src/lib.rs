@@ -268,7 +268,7 @@ impl Game for Episode {
                     std::cmp::Ordering::Equal => 1,
                     std::cmp::Ordering::Greater => 2,
                 };
-                let rng = self.noise_draws.for_effect(&format!("probe:{cell}"));
+                let rng = self.noise_draws.for_effect(format_args!("probe:{cell}"));
                 let answer = if rng.chance(self.noise) {
                     // One of the two wrong directions, uniformly.
                     (truth + 1 + rng.below(2) as u32) % 3
