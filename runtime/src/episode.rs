@@ -325,9 +325,10 @@ impl<'m> Agent<'m> {
     where
         'm: 'a,
     {
-        let mut ev = Eval::new(self.m, game, tag).with_frames(std::mem::take(&mut self.frames));
-        ev.traced = self.traced;
-        ev
+        // Built where it is returned: an evaluator changed after it is built would be copied
+        // out whole.
+        let frames = std::mem::take(&mut self.frames);
+        Eval::with_frames(self.m, game, tag, self.traced, frames)
     }
 
     /// Takes back the spare frames of a phase's evaluator for the next phase.

@@ -186,6 +186,18 @@ impl<'m> Eval<'m> {
         game: &'m dyn Game,
         tag: (u32, Phase, Option<LayerId>),
     ) -> Self {
+        Self::with_frames(m, game, tag, true, Vec::new())
+    }
+
+    /// An evaluator with a fresh budget, tracing when `traced` holds, whose spare frames are
+    /// `frames`, handed on from an earlier evaluator.
+    pub(crate) fn with_frames(
+        m: &'m Machine,
+        game: &'m dyn Game,
+        tag: (u32, Phase, Option<LayerId>),
+        traced: bool,
+        frames: Vec<Vec<Value>>,
+    ) -> Self {
         Self {
             m,
             game,
@@ -198,9 +210,9 @@ impl<'m> Eval<'m> {
             closures: Vec::new(),
             deps: Vec::new(),
             in_preview: false,
-            traced: true,
+            traced,
             depth: 0,
-            pool: Vec::new(),
+            pool: frames,
             keys: Vec::new(),
             queries: (0, Vec::new()),
             events: Vec::new(),
@@ -301,12 +313,6 @@ impl<'m> Eval<'m> {
         if let Some(top) = self.deps.last_mut() {
             top.insert(i);
         }
-    }
-
-    /// This evaluator with `frames` as its spare frames, handed on from an earlier one.
-    pub(crate) fn with_frames(mut self, frames: Vec<Vec<Value>>) -> Self {
-        self.pool = frames;
-        self
     }
 
     /// The spare frames, for the next evaluator.

@@ -8,6 +8,7 @@
 //! hasher) and the generator is SplitMix64.
 
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 /// Derives independent deterministic streams from one seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +93,10 @@ pub struct EffectDraws {
 #[derive(Clone, Debug)]
 struct Keyed {
     base: u64,
-    seen: std::collections::BTreeMap<String, u32>,
+    /// Each key drawn so far, with its hash and how often it drew. An episode draws under a
+    /// few dozen keys, so a scan that compares hashes first beats a map compared by text, and
+    /// shared keys make copying the draws at a fork cheap.
+    seen: Vec<(u64, Arc<str>, u32)>,
     /// The key being looked up, written here so that a key seen before costs no allocation.
     /// It is empty between calls, so cloning the draws copies no text.
     key: String,
@@ -116,7 +120,7 @@ impl EffectDraws {
         let mut state = mixed;
         self.keyed = Some(Keyed {
             base: splitmix64(&mut state),
-            seen: std::collections::BTreeMap::new(),
+            seen: Vec::new(),
             key: String::new(),
         });
     }
@@ -135,12 +139,22 @@ impl EffectDraws {
         if let Some(keyed) = &mut self.keyed {
             // Writing to a `String` cannot fail.
             let _ = keyed.key.write_fmt(key);
-            let seen = match keyed.seen.get_mut(keyed.key.as_str()) {
-                Some(seen) => seen,
-                None => keyed.seen.entry(keyed.key.clone()).or_insert(0),
+            let hash = fnv1a(keyed.key.as_bytes());
+            let key = keyed.key.as_str();
+            let at = match keyed
+                .seen
+                .iter()
+                .position(|(h, k, _)| *h == hash && &**k == key)
+            {
+                Some(at) => at,
+                None => {
+                    keyed.seen.push((hash, Arc::from(key), 0));
+                    keyed.seen.len() - 1
+                }
             };
+            let seen = &mut keyed.seen[at].2;
             *seen += 1;
-            let mut state = keyed.base ^ fnv1a(keyed.key.as_bytes());
+            let mut state = keyed.base ^ hash;
             state = splitmix64(&mut state) ^ u64::from(*seen);
             self.stream = Stream {
                 state: splitmix64(&mut state),
