@@ -31,7 +31,7 @@ use node::Each;
 /// thread-local read and keeps the evaluator from being inlined into itself; the guard's red
 /// zone (256 KiB) holds this many levels of the evaluator's frames, and the native calls between
 /// them, many times over, even in a debug build.
-const GUARD_EVERY: u32 = 4;
+const GUARD_EVERY: u32 = 8;
 
 /// How far a model's probability may stray outside 0..=1 (and their sum above 1) by rounding.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
