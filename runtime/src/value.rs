@@ -148,7 +148,13 @@ pub struct VariantValue {
 }
 
 /// A runtime value.
+///
+/// The tag is a whole word (`repr(u64)`), so every payload sits in the second word and a value
+/// moves as two words. With a byte tag, a `Bool` or a `Closure` payload shares the first word
+/// with it, and the compiler copied bytes 1 to 7 of every value as two overlapping 4-byte
+/// moves that the processor cannot forward from the stores just made.
 #[derive(Clone, Debug, Default)]
+#[repr(u64)]
 pub enum Value {
     /// The value of a statement or an action call that returns nothing.
     #[default]
