@@ -444,9 +444,9 @@ impl<'m> Agent<'m> {
     /// checker's cost bound relies on): a field over its bound ends the phase with R0011, the
     /// game's fault, before any handler reads it.
     fn check_bounds(&self, name: &str, args: &[crate::value::Value]) -> RtResult<()> {
-        let handlers = self.m.program.layers.iter().flat_map(|l| &l.handlers);
-        // Most handlers declare no bound, and are passed over without comparing names.
-        let bounded = handlers.filter(|h| h.bounds.iter().any(Option::is_some));
+        let layers = &self.m.program.layers;
+        let handlers = self.m.bounded_handlers.iter();
+        let bounded = handlers.map(|&(layer, i)| &layers[layer].handlers[i]);
         for h in bounded.filter(|h| h.observation == name) {
             for (i, (arg, bound)) in args.iter().zip(&h.bounds).enumerate() {
                 if let Some(max) = bound

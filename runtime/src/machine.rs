@@ -80,6 +80,9 @@ pub struct Machine {
     unit_variants: Vec<Vec<Value>>,
     /// The actions' names, shared with the previews that name them.
     pub(crate) action_names: Vec<Arc<str>>,
+    /// The handlers, as (layer, handler) positions in the program, that bound an observation's
+    /// fields: the only ones an observation is checked against.
+    pub(crate) bounded_handlers: Vec<(usize, usize)>,
     models: BTreeMap<String, (LayerId, usize)>,
     llm: Option<Arc<dyn LlmHost>>,
 }
@@ -204,8 +207,20 @@ impl Machine {
             })
             .collect();
         let compiled = Compiled::new(&program, &natives);
+        let bounded_handlers = program
+            .layers
+            .iter()
+            .enumerate()
+            .flat_map(|(l, layer)| {
+                let handlers = layer.handlers.iter().enumerate();
+                handlers
+                    .filter(|(_, h)| h.bounds.iter().any(Option::is_some))
+                    .map(move |(i, _)| (l, i))
+            })
+            .collect();
         let mut machine = Machine {
             unit_variants,
+            bounded_handlers,
             action_names: program
                 .actions
                 .iter()
