@@ -6,6 +6,9 @@
 //! fed to the full program and to the program with a random set of layers switched off; after
 //! every tick, every computed value of every layer still on must be equal in both runs, and a
 //! disabled layer must leave no event.
+//!
+//! The same generated programs also carry the bound check of observations: a field over a bound
+//! a handler declares ends the observe phase before any handler runs.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -254,6 +257,40 @@ fn trace(
         .filter_map(|e| e.layer)
         .collect();
     (values, layers)
+}
+
+/// An observation whose field passes a bound its game declares, as the top layer's handler
+/// records it, ends the observe phase with R0011 before any handler runs; the observation
+/// before it, within the bound, runs through.
+#[test]
+fn an_observation_over_a_declared_bound_ends_the_phase_before_any_handler() {
+    let mut program = (*generate(7)).clone();
+    let top = program.layers.len() - 1;
+    program.layers[top].handlers[0].bounds = vec![Some(500)];
+    let program = Arc::new(program);
+    let machine = Machine::new(
+        program.clone(),
+        Natives::new(),
+        &Switches::default(),
+        Limits::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The script is read from its end: 10 first, then 900.
+    let mut game = Script(vec![900, 10]);
+    let mut agent = Agent::start(&machine, &game).unwrap_or_else(|e| panic!("{e}"));
+    agent.observe(&mut game).unwrap_or_else(|e| panic!("{e}"));
+    let before = agent.take_events().len();
+    let error = agent.observe(&mut game).expect_err("900 is over the bound");
+    assert_eq!(error.code, "R0011");
+    assert!(
+        error.message.contains("over the bound of 500"),
+        "{}",
+        error.message
+    );
+    // Only the observation itself is recorded: no handler patched anything.
+    let events = agent.take_events();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(before > 1, "the first observation ran its handlers");
 }
 
 proptest! {
