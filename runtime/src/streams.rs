@@ -93,9 +93,10 @@ pub struct EffectDraws {
 #[derive(Clone, Debug)]
 struct Keyed {
     base: u64,
-    /// Each key drawn so far, with its hash and how often it drew. An episode draws under a
-    /// few dozen keys, so a scan that compares hashes first beats a map compared by text, and
-    /// shared keys make copying the draws at a fork cheap.
+    /// Each key drawn so far, with its hash and how often it drew. An episode draws under at
+    /// most a few hundred keys (a game's cells or questions), so a scan that compares hashes
+    /// first beats a map compared by text, and shared keys make copying the draws at a fork
+    /// cheap.
     seen: Vec<(u64, Arc<str>, u32)>,
     /// The key being looked up, written here so that a key seen before costs no allocation.
     /// It is empty between calls, so cloning the draws copies no text.
