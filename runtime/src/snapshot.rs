@@ -2,17 +2,17 @@
 //!
 //! A [`Snapshot`] holds the values of every state slot and tunable, and a memo of the computed
 //! values already evaluated in it. Slots and tunables sit behind [`Arc`]s and are copied on
-//! write, so copying a snapshot for a preview copies two pointers and the memo table, never the
-//! values themselves.
+//! write, and filled memo entries are shared, so copying a snapshot for a preview copies two
+//! pointers and a pointer per memo entry, never the values themselves.
 //!
 //! # Memoisation with dependency tracking
 //!
 //! Each memo entry records the set of slots, tunables and (as one flag) the game's view that its
 //! evaluation read, directly or through other computed values. A patch of slot `s` drops exactly
 //! the entries whose set contains `s`, so a computed value read after a patch is never stale,
-//! also within the same action, while values that do not depend on `s` stay memoised. Entries
-//! are [`OnceLock`]s, so a snapshot shared by a preview can be filled in through a shared
-//! reference.
+//! also within the same action, while values that do not depend on `s` stay memoised. A
+//! snapshot's empty entries are [`OnceLock`]s, so a snapshot shared by a preview can be filled
+//! in through a shared reference.
 
 use std::sync::{Arc, OnceLock};
 
@@ -73,12 +73,50 @@ pub(crate) struct Memo {
     pub(crate) deps: DepSet,
 }
 
+/// One memo entry of a snapshot.
+///
+/// A filled entry is immutable, so a copy of the snapshot shares it rather than copying the
+/// value and its dependencies: copying a snapshot for a preview copies a pointer per filled
+/// entry, where copying a filled [`OnceLock`] would run its initialisation again.
+#[derive(Debug)]
+enum MemoEntry {
+    /// An entry filled before the snapshot was copied.
+    Shared(Arc<Memo>),
+    /// An entry of this snapshot's own, filled at most once through a shared reference.
+    Own(OnceLock<Arc<Memo>>),
+}
+
+impl MemoEntry {
+    fn empty() -> Self {
+        MemoEntry::Own(OnceLock::new())
+    }
+
+    fn get(&self) -> Option<&Memo> {
+        match self {
+            MemoEntry::Shared(memo) => Some(memo),
+            MemoEntry::Own(cell) => cell.get().map(|memo| &**memo),
+        }
+    }
+}
+
+impl Clone for MemoEntry {
+    fn clone(&self) -> Self {
+        match self {
+            MemoEntry::Shared(memo) => MemoEntry::Shared(Arc::clone(memo)),
+            MemoEntry::Own(cell) => match cell.get() {
+                Some(memo) => MemoEntry::Shared(Arc::clone(memo)),
+                None => MemoEntry::empty(),
+            },
+        }
+    }
+}
+
 /// The harness's state at one moment: slots, tunables and memoised computed values.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     state: Arc<Vec<Value>>,
     tunables: Arc<Vec<Value>>,
-    memo: Vec<OnceLock<Memo>>,
+    memo: Vec<MemoEntry>,
 }
 
 impl Snapshot {
@@ -87,7 +125,7 @@ impl Snapshot {
         Self {
             state: Arc::new(state),
             tunables: Arc::new(tunables),
-            memo: (0..computed).map(|_| OnceLock::new()).collect(),
+            memo: (0..computed).map(|_| MemoEntry::empty()).collect(),
         }
     }
 
@@ -153,7 +191,7 @@ impl Snapshot {
         self.state = point.state;
         self.tunables = point.tunables;
         for entry in &mut self.memo {
-            entry.take();
+            *entry = MemoEntry::empty();
         }
     }
 
@@ -161,22 +199,22 @@ impl Snapshot {
     pub(crate) fn invalidate(&mut self, dep: usize) {
         for entry in &mut self.memo {
             if entry.get().is_some_and(|m| m.deps.contains(dep)) {
-                entry.take();
+                *entry = MemoEntry::empty();
             }
         }
     }
 
     /// The memoised value of computed `i`, if any.
     pub(crate) fn memo(&self, i: usize) -> Option<&Memo> {
-        self.memo.get(i).and_then(OnceLock::get)
+        self.memo.get(i).and_then(MemoEntry::get)
     }
 
     /// Records the value of computed `i`.
     pub(crate) fn set_memo(&self, i: usize, memo: Memo) {
-        if let Some(entry) = self.memo.get(i) {
+        if let Some(MemoEntry::Own(cell)) = self.memo.get(i) {
             // A concurrent fill cannot happen (a snapshot is evaluated by one thread at a time),
             // and a second fill would hold the same value, so a lost race loses nothing.
-            let _ = entry.set(memo);
+            let _ = cell.set(Arc::new(memo));
         }
     }
 
